@@ -1,0 +1,185 @@
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import {
+  GATEWAY_ACCOUNTS,
+  GATEWAY_OWNER,
+  MERCHANT_ACCOUNTS,
+  type GatewayAccountCode,
+  type MerchantAccountCode,
+} from '#ledger/accounts'
+import { InsufficientBalanceError, LedgerImbalanceError } from '#ledger/errors'
+
+export type LedgerLeg =
+  | { merchantId: number; account: MerchantAccountCode; amount: number }
+  | { gateway: GatewayAccountCode; amount: number }
+
+export interface LedgerPosting {
+  kind: string
+  reference?: { type: string; id: string }
+  description?: string
+  legs: LedgerLeg[]
+  /**
+   * Merchant accounts that must not go below zero after this posting (holds
+   * and withdrawals). Enforced by a conditional UPDATE on the projection row,
+   * never by reading first, so concurrent postings cannot overdraw.
+   */
+  nonNegative?: MerchantAccountCode[]
+}
+
+export interface MerchantBalance {
+  balance: number
+  freezeBalance: number
+  unsettleBalance: number
+}
+
+/**
+ * Writes one balanced ledger transaction and updates the merchant_balances
+ * projection, inside the caller's database transaction: the caller's order
+ * change, these entries and its callback outbox row commit or roll back
+ * together.
+ */
+export async function postLedgerTransaction(trx: TransactionClientContract, posting: LedgerPosting) {
+  validate(posting)
+
+  // Projection first: it locks the merchant's balance row early and fails fast
+  // (before any insert) when a guarded account would go negative.
+  const deltas = new Map<number, Record<string, number>>()
+  for (const leg of posting.legs) {
+    if ('merchantId' in leg) {
+      const row = deltas.get(leg.merchantId) ?? {}
+      const column = MERCHANT_ACCOUNTS[leg.account]
+      row[column] = (row[column] ?? 0) + leg.amount
+      deltas.set(leg.merchantId, row)
+    }
+  }
+  for (const [merchantId, columns] of [...deltas.entries()].sort(([a], [b]) => a - b)) {
+    await applyProjection(trx, merchantId, columns, posting.nonNegative ?? [])
+  }
+
+  const [transactionId] = await trx
+    .insertQuery()
+    .table('ledger_transactions')
+    .insert({
+      kind: posting.kind,
+      reference_type: posting.reference?.type ?? null,
+      reference_id: posting.reference?.id ?? null,
+      description: posting.description ?? null,
+      created_at: new Date(),
+    })
+
+  const entries = []
+  for (const leg of posting.legs) {
+    const accountId =
+      'merchantId' in leg
+        ? await resolveAccountId(trx, String(leg.merchantId), leg.account)
+        : await resolveAccountId(trx, GATEWAY_OWNER, leg.gateway)
+    entries.push({ transaction_id: transactionId, account_id: accountId, amount: leg.amount })
+  }
+  await trx.insertQuery().table('ledger_entries').multiInsert(entries)
+  return Number(transactionId)
+}
+
+/** Opens the three accounts and the zero balance row of a new merchant. */
+export async function openMerchantAccounts(trx: TransactionClientContract, merchantId: number) {
+  const now = new Date()
+  await trx
+    .insertQuery()
+    .table('ledger_accounts')
+    .multiInsert(
+      Object.keys(MERCHANT_ACCOUNTS).map((code) => ({
+        merchant_id: merchantId,
+        owner: String(merchantId),
+        code,
+        created_at: now,
+      }))
+    )
+  await trx.insertQuery().table('merchant_balances').insert({
+    merchant_id: merchantId,
+    balance: 0,
+    freeze_balance: 0,
+    unsettle_balance: 0,
+    updated_at: now,
+  })
+}
+
+export async function readMerchantBalance(merchantId: number): Promise<MerchantBalance> {
+  const row = await db.from('merchant_balances').where('merchant_id', merchantId).first()
+  if (!row) throw new Error(`Merchant ${merchantId} has no balance row`)
+  return {
+    balance: Number(row.balance),
+    freezeBalance: Number(row.freeze_balance),
+    unsettleBalance: Number(row.unsettle_balance),
+  }
+}
+
+function validate(posting: LedgerPosting) {
+  if (posting.legs.length < 2) {
+    throw new LedgerImbalanceError('A ledger transaction needs at least two entries')
+  }
+  let sum = 0
+  for (const leg of posting.legs) {
+    if (!Number.isSafeInteger(leg.amount) || leg.amount === 0) {
+      throw new LedgerImbalanceError(`Entry amounts must be non-zero satang integers, got ${leg.amount}`)
+    }
+    if ('gateway' in leg && !GATEWAY_ACCOUNTS.includes(leg.gateway)) {
+      throw new LedgerImbalanceError(`Unknown gateway account ${leg.gateway}`)
+    }
+    sum += leg.amount
+  }
+  if (sum !== 0) {
+    throw new LedgerImbalanceError(`Entries of "${posting.kind}" sum to ${sum}, not zero`)
+  }
+}
+
+async function applyProjection(
+  trx: TransactionClientContract,
+  merchantId: number,
+  columns: Record<string, number>,
+  nonNegative: MerchantAccountCode[]
+) {
+  const sets: string[] = []
+  const bindings: number[] = []
+  for (const [column, delta] of Object.entries(columns)) {
+    sets.push(`${column} = ${column} + ?`)
+    bindings.push(delta)
+  }
+  const guards: string[] = []
+  const guardBindings: number[] = []
+  for (const code of nonNegative) {
+    const column = MERCHANT_ACCOUNTS[code]
+    if (column in columns) {
+      guards.push(`${column} + ? >= 0`)
+      guardBindings.push(columns[column])
+    }
+  }
+  // Column names come from MERCHANT_ACCOUNTS, never from input; values are bound.
+  const sql =
+    `UPDATE merchant_balances SET ${sets.join(', ')}, updated_at = ? WHERE merchant_id = ?` +
+    guards.map((guard) => ` AND ${guard}`).join('')
+  const [result] = await trx.rawQuery(sql, [...bindings, new Date(), merchantId, ...guardBindings])
+  if (result.affectedRows !== 1) {
+    if (guards.length > 0) throw new InsufficientBalanceError(merchantId)
+    throw new Error(`Merchant ${merchantId} has no balance row`)
+  }
+}
+
+async function resolveAccountId(
+  trx: TransactionClientContract,
+  owner: string,
+  code: string
+): Promise<number> {
+  let row = await trx.from('ledger_accounts').where({ owner, code }).select('id').first()
+  if (!row && owner !== GATEWAY_OWNER) {
+    throw new Error(`Merchant ${owner} has no ${code} ledger account`)
+  }
+  if (!row) {
+    // Gateway accounts are opened on first use; INSERT IGNORE makes two
+    // processes opening the same account at once harmless.
+    await trx.rawQuery(
+      'INSERT IGNORE INTO ledger_accounts (merchant_id, owner, code, created_at) VALUES (NULL, ?, ?, ?)',
+      [owner, code, new Date()]
+    )
+    row = await trx.from('ledger_accounts').where({ owner, code }).select('id').firstOrFail()
+  }
+  return row.id
+}

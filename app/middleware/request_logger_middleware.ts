@@ -1,0 +1,27 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type { NextFn } from '@adonisjs/core/types/http'
+
+/**
+ * One structured line per request, written when the response has been sent so
+ * that it carries the final status (also for errors rendered by the exception
+ * handler). Bodies and headers are never logged here.
+ */
+export default class RequestLoggerMiddleware {
+  async handle(ctx: HttpContext, next: NextFn) {
+    const started = process.hrtime.bigint()
+    ctx.response.response.once('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6
+      ctx.logger.info(
+        {
+          method: ctx.request.method(),
+          url: ctx.request.url(),
+          status: ctx.response.response.statusCode,
+          duration_ms: Math.round(durationMs * 10) / 10,
+          ip: ctx.request.ip(),
+        },
+        'request completed'
+      )
+    })
+    return next()
+  }
+}

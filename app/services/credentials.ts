@@ -1,0 +1,145 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { DateTime } from 'luxon'
+import encryption from '@adonisjs/core/services/encryption'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import MerchantCredential from '#models/merchant_credential'
+import type Merchant from '#models/merchant'
+import { randomString } from '#services/random'
+import { recordAudit } from '#services/audit'
+
+export const TOKEN_LENGTH = 40
+export const SECRET_LENGTH = 48
+
+export interface IssuedCredentials {
+  token: string
+  secret: string
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex')
+}
+
+/** Lowercase hex HMAC-SHA256 of the exact bytes, as merchants sign requests. */
+export function signBody(secret: string, body: Buffer | string): string {
+  return createHmac('sha256', secret).update(body).digest('hex')
+}
+
+/** Constant-time equality of two strings (false when lengths differ). */
+export function safeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8')
+  const right = Buffer.from(b, 'utf8')
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+export function decryptSecret(credential: MerchantCredential): string {
+  const secret = encryption.decrypt<string>(credential.secretEncrypted)
+  if (typeof secret !== 'string') {
+    // Wrong APP_KEY or a damaged row: an operator must look, never a silent auth failure.
+    throw new Error(`Secret of credential ${credential.id} cannot be decrypted with the current APP_KEY`)
+  }
+  return secret
+}
+
+/** Credentials that still authenticate: the current one and those in their grace period. */
+export async function activeCredentials(merchantId: number, client?: TransactionClientContract) {
+  return MerchantCredential.query({ client })
+    .where('merchant_id', merchantId)
+    .where((query) => {
+      query.whereNull('expires_at').orWhere('expires_at', '>', new Date())
+    })
+    .orderBy('id', 'desc')
+}
+
+/** Issues the first credential pair of a new merchant. */
+export async function issueCredentials(
+  trx: TransactionClientContract,
+  merchant: Merchant
+): Promise<IssuedCredentials> {
+  const issued = { token: randomString(TOKEN_LENGTH), secret: randomString(SECRET_LENGTH) }
+  await storeCredential(trx, merchant.id, issued.token, issued.secret)
+  return issued
+}
+
+/**
+ * Replaces the token and/or the secret. The previous credentials keep working
+ * until the grace period ends (0 revokes them at once, for a leak); what is
+ * not rotated is carried over unchanged.
+ */
+export async function rotateCredentials(
+  merchant: Merchant,
+  options: { token: boolean; secret: boolean; graceSeconds: number; actor: string }
+): Promise<Partial<IssuedCredentials>> {
+  if (!options.token && !options.secret) throw new Error('Nothing to rotate')
+  if (!Number.isInteger(options.graceSeconds) || options.graceSeconds < 0) {
+    throw new Error('Grace period must be a whole number of seconds, 0 or more')
+  }
+
+  return db.transaction(async (trx) => {
+    // Lock the merchant row so that two rotations at once cannot both become "current".
+    await trx.from('merchants').where('id', merchant.id).forUpdate().first()
+    const current = await MerchantCredential.query({ client: trx })
+      .where('merchant_id', merchant.id)
+      .whereNull('expires_at')
+      .orderBy('id', 'desc')
+      .firstOrFail()
+
+    const token = options.token ? randomString(TOKEN_LENGTH) : undefined
+    const secret = options.secret ? randomString(SECRET_LENGTH) : decryptSecret(current)
+
+    const expiresAt = DateTime.utc().plus({ seconds: options.graceSeconds })
+    // Rows already in grace keep their earlier end; the current one starts its own.
+    await MerchantCredential.query({ client: trx })
+      .where('merchant_id', merchant.id)
+      .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', expiresAt.toJSDate()))
+      .update({ expires_at: expiresAt.toJSDate() })
+
+    const created = await MerchantCredential.create(
+      {
+        merchantId: merchant.id,
+        tokenHash: token ? hashToken(token) : current.tokenHash,
+        tokenHint: token ? token.slice(-4) : current.tokenHint,
+        secretEncrypted: encryption.encrypt(secret),
+        expiresAt: null,
+      },
+      { client: trx }
+    )
+
+    await recordAudit(
+      {
+        actor: options.actor,
+        action: 'merchant.credentials.rotate',
+        subjectType: 'merchant',
+        subjectId: merchant.merchantId,
+        details: {
+          token_rotated: options.token,
+          secret_rotated: options.secret,
+          grace_seconds: options.graceSeconds,
+          previous_valid_until: expiresAt.toISO(),
+          credential_id: created.id,
+        },
+      },
+      trx
+    )
+
+    return { ...(token ? { token } : {}), ...(options.secret ? { secret } : {}) }
+  })
+}
+
+async function storeCredential(
+  trx: TransactionClientContract,
+  merchantId: number,
+  token: string,
+  secret: string
+) {
+  return MerchantCredential.create(
+    {
+      merchantId,
+      tokenHash: hashToken(token),
+      tokenHint: token.slice(-4),
+      secretEncrypted: encryption.encrypt(secret),
+      expiresAt: null,
+    },
+    { client: trx }
+  )
+}

@@ -1,0 +1,34 @@
+/*
+| HTTP server entry point. The node server is HTTPS when a certificate is
+| configured (or, outside production, a generated self-signed one), and plain
+| HTTP only when TLS is terminated by a trusted proxy (see docs/operations.md).
+*/
+await import('reflect-metadata')
+const { Ignitor, prettyPrintError } = await import('@adonisjs/core')
+
+const APP_ROOT = new URL('../', import.meta.url)
+
+const IMPORTER = (filePath: string) => {
+  if (filePath.startsWith('./') || filePath.startsWith('../')) {
+    return import(new URL(filePath, APP_ROOT).href)
+  }
+  return import(filePath)
+}
+
+const { createNodeServerFactory } = await import('#start/node_server')
+const serverFactory = await createNodeServerFactory(APP_ROOT)
+
+new Ignitor(APP_ROOT, { importer: IMPORTER })
+  .tap((app) => {
+    app.booting(async () => {
+      await import('#start/env')
+    })
+    app.listen('SIGTERM', () => app.terminate())
+    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+  })
+  .httpServer()
+  .start(serverFactory)
+  .catch((error) => {
+    process.exitCode = 1
+    prettyPrintError(error)
+  })

@@ -1,0 +1,29 @@
+import env from '#start/env'
+
+/**
+ * Gateway-wide settings that the merchant API contract leaves to the operator.
+ * Every value has a default that is safe for local development; see
+ * .env.example and docs/decisions.md for the reasoning behind each default.
+ */
+const gateway = {
+  /** Accepted difference between the request `time` field and the server clock. */
+  timeToleranceSeconds: env.get('API_TIME_TOLERANCE_SECONDS', 300),
+
+  /**
+   * Largest merchant API request body. /slip/upload carries up to 2,000,000
+   * image bytes as base64 (about 2.67 MB), so the limit leaves room for that and
+   * for a clear 422 on slightly larger images before the 413 cut-off.
+   */
+  bodyLimitBytes: env.get('API_BODY_LIMIT_BYTES', 4 * 1024 * 1024),
+
+  /** How long the previous secret (and token) stay valid after a rotation. */
+  credentialGraceSeconds: env.get('CREDENTIAL_GRACE_SECONDS', 24 * 60 * 60),
+
+  /** Peers whose X-Forwarded-For / X-Forwarded-Proto headers are believed. */
+  trustedProxies: (env.get('TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+}
+
+export default gateway

@@ -1,0 +1,21 @@
+import type { ApplicationService } from '@adonisjs/core/types'
+import { RedisConnections } from '#services/redis'
+
+/**
+ * Binds one lazily-opened ioredis connection set to the container. Nothing
+ * connects during codegen or `node ace list`: the first use opens the socket.
+ */
+export default class RedisProvider {
+  constructor(protected app: ApplicationService) {}
+
+  register() {
+    this.app.container.singleton(RedisConnections, () => new RedisConnections())
+  }
+
+  async shutdown() {
+    if (this.app.container.hasBinding(RedisConnections)) {
+      const connections = await this.app.container.make(RedisConnections)
+      await connections.closeAll()
+    }
+  }
+}

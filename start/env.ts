@@ -1,0 +1,39 @@
+/*
+| Environment variables, validated at boot. Every setting has a local default
+| (see .env.example) so that nothing has to be configured to start on a
+| development machine; production refuses to boot without APP_KEY.
+*/
+import { Env } from '@adonisjs/core/env'
+
+const isProduction = process.env.NODE_ENV === 'production'
+
+export default await Env.create(new URL('../', import.meta.url), {
+  NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
+  APP_NAME: Env.schema.string.optional(),
+  APP_KEY: Env.schema.secret.optionalWhen(!isProduction, { message: 'APP_KEY is required in production' }),
+  HOST: Env.schema.string.optional({ format: 'host' }),
+  PORT: Env.schema.number.optional(),
+  LOG_LEVEL: Env.schema.enum.optional(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  LOG_PRETTY: Env.schema.boolean.optional(),
+
+  DB_HOST: Env.schema.string.optional({ format: 'host' }),
+  DB_PORT: Env.schema.number.optional(),
+  DB_USER: Env.schema.string.optional(),
+  DB_PASSWORD: Env.schema.string.optional(),
+  DB_DATABASE: Env.schema.string.optional(),
+
+  REDIS_HOST: Env.schema.string.optional({ format: 'host' }),
+  REDIS_PORT: Env.schema.number.optional(),
+  REDIS_PASSWORD: Env.schema.string.optional(),
+  REDIS_DB: Env.schema.number.optional(),
+  QUEUE_PREFIX: Env.schema.string.optional(),
+
+  TLS_CERT_PATH: Env.schema.string.optional(),
+  TLS_KEY_PATH: Env.schema.string.optional(),
+  TLS_SELF_SIGNED: Env.schema.boolean.optional(),
+  TRUSTED_PROXIES: Env.schema.string.optional(),
+
+  API_TIME_TOLERANCE_SECONDS: Env.schema.number.optional(),
+  API_BODY_LIMIT_BYTES: Env.schema.number.optional(),
+  CREDENTIAL_GRACE_SECONDS: Env.schema.number.optional(),
+})

@@ -1,0 +1,34 @@
+/*
+| Routes. The merchant API lives at the root paths of the spec; each of its
+| endpoints is POST only and answers other methods with 405 in the envelope.
+*/
+import router from '@adonisjs/core/services/router'
+import { middleware } from '#start/kernel'
+import { GatewayError } from '#exceptions/gateway_error'
+import '#merchant_api/context'
+
+const HealthController = () => import('#controllers/health_controller')
+const BalanceController = () => import('#controllers/balance_controller')
+
+router.get('/health', [HealthController, 'handle'])
+
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+
+function merchantEndpoint(path: string, handler: Parameters<typeof router.post>[1]) {
+  router
+    .post(path, handler)
+    .use([middleware.merchantHttps(), middleware.merchantBody(), middleware.merchantAuth()])
+
+  router
+    .route(path, OTHER_METHODS, ({ request, response }) => {
+      response.header('Allow', 'POST')
+      throw new GatewayError(
+        405,
+        'method-not-allowed',
+        `${request.method()} is not allowed on ${path}; use POST`
+      )
+    })
+    .use([middleware.merchantHttps()])
+}
+
+merchantEndpoint('/balance', [BalanceController, 'handle'])
