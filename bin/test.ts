@@ -3,6 +3,9 @@
 | first makes sure the test database exists.
 */
 process.env.NODE_ENV = 'test'
+// The functional suite plays a TLS-terminating proxy from 127.0.0.1 and untrusted
+// clients from other loopback addresses (127.0.0.2, ...).
+process.env.TRUSTED_PROXIES ??= '127.0.0.1'
 
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'

@@ -8,7 +8,8 @@ import mysql from 'mysql2/promise'
  */
 export default class DbCreate extends BaseCommand {
   static commandName = 'db:create'
-  static description = 'Create the MySQL/MariaDB database named in the configuration if it is missing'
+  static description =
+    'Create the MySQL/MariaDB database named in the configuration if it is missing'
   static options: CommandOptions = { startApp: false }
 
   @flags.string({ description: 'Database name (default: DB_DATABASE, or gateway / gateway_test)' })

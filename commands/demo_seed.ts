@@ -16,10 +16,14 @@ interface DemoCredentials {
  */
 export default class DemoSeed extends BaseCommand {
   static commandName = 'demo:seed'
-  static description = 'Seed a demo platform and merchant when the database is empty, and print how to call it'
+  static description =
+    'Seed a demo platform and merchant when the database is empty, and print how to call it'
   static options: CommandOptions = { startApp: true }
 
-  @flags.number({ description: 'Port the gateway listens on, for the printed example', default: 3333 })
+  @flags.number({
+    description: 'Port the gateway listens on, for the printed example',
+    default: 3333,
+  })
   declare port: number
 
   async run() {
@@ -40,7 +44,9 @@ export default class DemoSeed extends BaseCommand {
     if ((await Platform.query().count('* as total').first())?.$extras.total > 0) {
       credentials = await readFile(file, 'utf8').then(JSON.parse, () => undefined)
       if (!credentials) {
-        this.logger.info('Database already has data; no demo merchant credentials on file to print.')
+        this.logger.info(
+          'Database already has data; no demo merchant credentials on file to print.'
+        )
         return
       }
     } else {
@@ -68,7 +74,9 @@ export default class DemoSeed extends BaseCommand {
       credentials = { merchant_id: merchant.merchantId, ...issued }
       await mkdir(this.app.tmpPath(), { recursive: true })
       await writeFile(file, JSON.stringify(credentials, null, 2), { mode: 0o600 })
-      this.logger.success('Seeded the demo platform "demo" and merchant DEMO0001 (balance 10,000.00 THB)')
+      this.logger.success(
+        'Seeded the demo platform "demo" and merchant DEMO0001 (balance 10,000.00 THB)'
+      )
     }
 
     printExample(credentials, this.port)

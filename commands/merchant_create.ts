@@ -26,7 +26,12 @@ export default class MerchantCreate extends BaseCommand {
     const { createMerchant, OnboardingError } = await import('#services/onboarding')
     try {
       const { merchant, credentials } = await createMerchant(
-        { platformCode: this.platform, name: this.name, orderPrefix: this.prefix, merchantId: this.merchantId },
+        {
+          platformCode: this.platform,
+          name: this.name,
+          orderPrefix: this.prefix,
+          merchantId: this.merchantId,
+        },
         cliActor()
       )
       const output = {
@@ -45,7 +50,9 @@ export default class MerchantCreate extends BaseCommand {
       table.head(['field', 'value'])
       for (const [key, value] of Object.entries(output)) table.row([key, value])
       table.render()
-      this.logger.warning('The token and secret are shown only now. Store them in the merchant\'s secret manager.')
+      this.logger.warning(
+        "The token and secret are shown only now. Store them in the merchant's secret manager."
+      )
     } catch (error) {
       if (!(error instanceof OnboardingError)) throw error
       this.logger.error(error.message)

@@ -4,7 +4,8 @@ import { cliActor } from '#services/audit'
 
 export default class MerchantIpWhitelist extends BaseCommand {
   static commandName = 'merchant:ip-whitelist'
-  static description = 'List, add or remove the source IPs (or CIDR blocks) a merchant may call from'
+  static description =
+    'List, add or remove the source IPs (or CIDR blocks) a merchant may call from'
   static options: CommandOptions = { startApp: true }
 
   @args.string({ description: 'merchant_id' })
@@ -18,7 +19,8 @@ export default class MerchantIpWhitelist extends BaseCommand {
 
   async run() {
     const { default: Merchant } = await import('#models/merchant')
-    const { addToWhitelist, removeFromWhitelist, whitelistFor } = await import('#services/ip_whitelist')
+    const { addToWhitelist, removeFromWhitelist, whitelistFor } =
+      await import('#services/ip_whitelist')
 
     const merchant = await Merchant.findBy('merchant_id', this.merchantId)
     if (!merchant) {
@@ -29,11 +31,15 @@ export default class MerchantIpWhitelist extends BaseCommand {
     try {
       for (const entry of this.add ?? []) {
         const result = await addToWhitelist(merchant, entry, cliActor())
-        this.logger.info(result.changed ? `added ${result.cidr}` : `${result.cidr} was already listed`)
+        this.logger.info(
+          result.changed ? `added ${result.cidr}` : `${result.cidr} was already listed`
+        )
       }
       for (const entry of this.remove ?? []) {
         const result = await removeFromWhitelist(merchant, entry, cliActor())
-        this.logger.info(result.changed ? `removed ${result.cidr}` : `${result.cidr} was not listed`)
+        this.logger.info(
+          result.changed ? `removed ${result.cidr}` : `${result.cidr} was not listed`
+        )
       }
     } catch (error) {
       this.logger.error((error as Error).message)

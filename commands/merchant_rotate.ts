@@ -5,7 +5,7 @@ import { cliActor } from '#services/audit'
 export default class MerchantRotate extends BaseCommand {
   static commandName = 'merchant:rotate'
   static description =
-    'Rotate a merchant\'s token and/or secret; the previous ones keep working for a grace period'
+    "Rotate a merchant's token and/or secret; the previous ones keep working for a grace period"
   static options: CommandOptions = { startApp: true }
 
   @args.string({ description: 'merchant_id' })
@@ -18,7 +18,8 @@ export default class MerchantRotate extends BaseCommand {
   declare secret?: boolean
 
   @flags.number({
-    description: 'Seconds the previous credentials stay valid (default CREDENTIAL_GRACE_SECONDS; 0 revokes at once)',
+    description:
+      'Seconds the previous credentials stay valid (default CREDENTIAL_GRACE_SECONDS; 0 revokes at once)',
   })
   declare grace?: number
 
@@ -51,7 +52,13 @@ export default class MerchantRotate extends BaseCommand {
       actor: cliActor(),
     })
     if (this.json) {
-      console.log(JSON.stringify({ merchant_id: merchant.merchantId, ...rotated, grace_seconds: graceSeconds }))
+      console.log(
+        JSON.stringify({
+          merchant_id: merchant.merchantId,
+          ...rotated,
+          grace_seconds: graceSeconds,
+        })
+      )
       return
     }
     this.logger.success(`Rotated ${Object.keys(rotated).join(' and ')} of ${merchant.merchantId}`)

@@ -23,11 +23,21 @@ export default class PlatformCreate extends BaseCommand {
     const { createPlatform, OnboardingError } = await import('#services/onboarding')
     try {
       const platform = await createPlatform(
-        { code: this.code, name: this.name ?? this.code, paymentPageDomain: this.paymentPageDomain },
+        {
+          code: this.code,
+          name: this.name ?? this.code,
+          paymentPageDomain: this.paymentPageDomain,
+        },
         cliActor()
       )
       if (this.json) {
-        console.log(JSON.stringify({ code: platform.code, name: platform.name, payment_page_domain: platform.paymentPageDomain }))
+        console.log(
+          JSON.stringify({
+            code: platform.code,
+            name: platform.name,
+            payment_page_domain: platform.paymentPageDomain,
+          })
+        )
       } else {
         this.logger.success(`Platform ${platform.code} created`)
       }

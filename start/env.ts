@@ -10,10 +10,20 @@ const isProduction = process.env.NODE_ENV === 'production'
 export default await Env.create(new URL('../', import.meta.url), {
   NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
   APP_NAME: Env.schema.string.optional(),
-  APP_KEY: Env.schema.secret.optionalWhen(!isProduction, { message: 'APP_KEY is required in production' }),
+  APP_KEY: Env.schema.secret.optionalWhen(!isProduction, {
+    message: 'APP_KEY is required in production',
+  }),
   HOST: Env.schema.string.optional({ format: 'host' }),
   PORT: Env.schema.number.optional(),
-  LOG_LEVEL: Env.schema.enum.optional(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+  LOG_LEVEL: Env.schema.enum.optional([
+    'fatal',
+    'error',
+    'warn',
+    'info',
+    'debug',
+    'trace',
+    'silent',
+  ] as const),
   LOG_PRETTY: Env.schema.boolean.optional(),
 
   DB_HOST: Env.schema.string.optional({ format: 'host' }),

@@ -38,7 +38,10 @@ export interface MerchantBalance {
  * change, these entries and its callback outbox row commit or roll back
  * together.
  */
-export async function postLedgerTransaction(trx: TransactionClientContract, posting: LedgerPosting) {
+export async function postLedgerTransaction(
+  trx: TransactionClientContract,
+  posting: LedgerPosting
+) {
   validate(posting)
 
   // Projection first: it locks the merchant's balance row early and fails fast
@@ -119,7 +122,9 @@ function validate(posting: LedgerPosting) {
   let sum = 0
   for (const leg of posting.legs) {
     if (!Number.isSafeInteger(leg.amount) || leg.amount === 0) {
-      throw new LedgerImbalanceError(`Entry amounts must be non-zero satang integers, got ${leg.amount}`)
+      throw new LedgerImbalanceError(
+        `Entry amounts must be non-zero satang integers, got ${leg.amount}`
+      )
     }
     if ('gateway' in leg && !GATEWAY_ACCOUNTS.includes(leg.gateway)) {
       throw new LedgerImbalanceError(`Unknown gateway account ${leg.gateway}`)

@@ -36,7 +36,9 @@ export default class MerchantBodyMiddleware {
     try {
       body = JSON.parse(text)
     } catch (error) {
-      throw GatewayError.invalidInputs(`request body is not valid JSON: ${(error as Error).message}`)
+      throw GatewayError.invalidInputs(
+        `request body is not valid JSON: ${(error as Error).message}`
+      )
     }
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw GatewayError.invalidInputs('request body must be a JSON object')
@@ -48,7 +50,11 @@ export default class MerchantBodyMiddleware {
 }
 
 function payloadTooLarge(limit: number) {
-  return new GatewayError(413, 'payload-too-large', `request body exceeds the limit of ${limit} bytes`)
+  return new GatewayError(
+    413,
+    'payload-too-large',
+    `request body exceeds the limit of ${limit} bytes`
+  )
 }
 
 function readRawBody(request: IncomingMessage, limit: number): Promise<Buffer> {

@@ -36,7 +36,9 @@ export function decryptSecret(credential: MerchantCredential): string {
   const secret = encryption.decrypt<string>(credential.secretEncrypted)
   if (typeof secret !== 'string') {
     // Wrong APP_KEY or a damaged row: an operator must look, never a silent auth failure.
-    throw new Error(`Secret of credential ${credential.id} cannot be decrypted with the current APP_KEY`)
+    throw new Error(
+      `Secret of credential ${credential.id} cannot be decrypted with the current APP_KEY`
+    )
   }
   return secret
 }
@@ -91,7 +93,9 @@ export async function rotateCredentials(
     // Rows already in grace keep their earlier end; the current one starts its own.
     await MerchantCredential.query({ client: trx })
       .where('merchant_id', merchant.id)
-      .where((query) => query.whereNull('expires_at').orWhere('expires_at', '>', expiresAt.toJSDate()))
+      .where((query) =>
+        query.whereNull('expires_at').orWhere('expires_at', '>', expiresAt.toJSDate())
+      )
       .update({ expires_at: expiresAt.toJSDate() })
 
     const created = await MerchantCredential.create(

@@ -44,7 +44,10 @@ async function probe(operation: () => Promise<unknown>): Promise<DependencyState
     await Promise.race([
       operation(),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)
+        timer = setTimeout(
+          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+          CHECK_TIMEOUT_MS
+        )
       }),
     ])
     return { status: 'up', latency_ms: Math.round(performance.now() - started) }

@@ -62,7 +62,9 @@ export async function addToWhitelist(merchant: Merchant, input: string, actor: s
 export async function removeFromWhitelist(merchant: Merchant, input: string, actor: string) {
   const cidr = normalizeCidr(input)
   if (!cidr) throw new Error(`"${input}" is not an IPv4/IPv6 address or CIDR block`)
-  const deleted = await MerchantIpWhitelistEntry.query().where({ merchant_id: merchant.id, cidr }).delete()
+  const deleted = await MerchantIpWhitelistEntry.query()
+    .where({ merchant_id: merchant.id, cidr })
+    .delete()
   const changed = Number(Array.isArray(deleted) ? deleted[0] : deleted) > 0
   if (changed) {
     await recordAudit({

@@ -1,6 +1,12 @@
 import Merchant from '#models/merchant'
 import { GatewayError } from '#exceptions/gateway_error'
-import { activeCredentials, decryptSecret, hashToken, safeEqual, signBody } from '#services/credentials'
+import {
+  activeCredentials,
+  decryptSecret,
+  hashToken,
+  safeEqual,
+  signBody,
+} from '#services/credentials'
 import { ipMatches, whitelistFor } from '#services/ip_whitelist'
 import { epochSeconds } from '#services/clock'
 
@@ -30,8 +36,10 @@ export class MerchantAuthenticator {
     const identityFailed = () =>
       GatewayError.authenticationFailed('merchant_id or token is missing or invalid')
 
-    if (typeof merchantId !== 'string' || !MERCHANT_ID_PATTERN.test(merchantId)) throw identityFailed()
-    if (typeof token !== 'string' || token.length === 0 || token.length > 256) throw identityFailed()
+    if (typeof merchantId !== 'string' || !MERCHANT_ID_PATTERN.test(merchantId))
+      throw identityFailed()
+    if (typeof token !== 'string' || token.length === 0 || token.length > 256)
+      throw identityFailed()
 
     const merchant = await Merchant.findBy('merchant_id', merchantId)
     if (!merchant || merchant.status !== 'active') throw identityFailed()
@@ -74,9 +82,12 @@ export class MerchantAuthenticator {
   }
 
   #checkTime(time: unknown) {
-    const text = typeof time === 'number' ? String(time) : typeof time === 'string' ? time.trim() : ''
+    const text =
+      typeof time === 'number' ? String(time) : typeof time === 'string' ? time.trim() : ''
     if (!TIME_PATTERN.test(text)) {
-      throw GatewayError.invalidInputs('time is required: Unix epoch seconds, as a number or a string')
+      throw GatewayError.invalidInputs(
+        'time is required: Unix epoch seconds, as a number or a string'
+      )
     }
     const skew = Math.abs(epochSeconds() - Math.floor(Number(text)))
     if (skew > this.timeToleranceSeconds) {

@@ -22,7 +22,8 @@ export interface MerchantInput {
 const PLATFORM_CODE = /^[a-z0-9][a-z0-9_-]{1,31}$/
 const ORDER_PREFIX = /^[A-Z0-9]{3}$/
 const MERCHANT_ID = /^[A-Za-z0-9]{0,31}[0-9]$/
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/
+const DOMAIN =
+  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/
 
 export class OnboardingError extends Error {}
 
@@ -40,7 +41,12 @@ export async function createPlatform(input: PlatformInput, actor: string) {
   }
   return db.transaction(async (trx) => {
     const platform = await Platform.create(
-      { code: input.code, name: input.name.trim(), paymentPageDomain: domain, depositEnabled: true },
+      {
+        code: input.code,
+        name: input.name.trim(),
+        paymentPageDomain: domain,
+        depositEnabled: true,
+      },
       { client: trx }
     )
     await recordAudit(
@@ -70,8 +76,11 @@ export async function createMerchant(
     throw new OnboardingError('merchant_id: up to 32 letters or digits, ending with a digit')
   }
 
-  const merchantId = input.merchantId ?? (await unusedValue('merchant_id', () => `M${randomString(9, DIGITS)}`))
-  const orderPrefix = input.orderPrefix ?? (await unusedValue('order_prefix', () => randomString(3, UPPER_ALPHANUMERIC)))
+  const merchantId =
+    input.merchantId ?? (await unusedValue('merchant_id', () => `M${randomString(9, DIGITS)}`))
+  const orderPrefix =
+    input.orderPrefix ??
+    (await unusedValue('order_prefix', () => randomString(3, UPPER_ALPHANUMERIC)))
   if (await Merchant.findBy('merchant_id', merchantId)) {
     throw new OnboardingError(`merchant_id ${merchantId} is taken`)
   }
@@ -81,7 +90,13 @@ export async function createMerchant(
 
   return db.transaction(async (trx) => {
     const merchant = await Merchant.create(
-      { merchantId, platformId: platform.id, name: input.name.trim(), orderPrefix, status: 'active' },
+      {
+        merchantId,
+        platformId: platform.id,
+        name: input.name.trim(),
+        orderPrefix,
+        status: 'active',
+      },
       { client: trx }
     )
     await merchant.refresh()

@@ -9,7 +9,12 @@ export default class extends BaseSchema {
   async up() {
     this.schema.createTable('merchant_credentials', (table) => {
       table.increments('id')
-      table.integer('merchant_id').unsigned().notNullable().references('merchants.id').onDelete('CASCADE')
+      table
+        .integer('merchant_id')
+        .unsigned()
+        .notNullable()
+        .references('merchants.id')
+        .onDelete('CASCADE')
       table.specificType('token_hash', 'CHAR(64)').notNullable()
       table.string('token_hint', 8).notNullable() // last characters, to tell tokens apart in the admin panel
       table.text('secret_encrypted').notNullable()

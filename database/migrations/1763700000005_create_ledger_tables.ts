@@ -31,7 +31,11 @@ export default class extends BaseSchema {
 
     this.schema.createTable('ledger_entries', (table) => {
       table.bigIncrements('id')
-      table.bigInteger('transaction_id').unsigned().notNullable().references('ledger_transactions.id')
+      table
+        .bigInteger('transaction_id')
+        .unsigned()
+        .notNullable()
+        .references('ledger_transactions.id')
       table.integer('account_id').unsigned().notNullable().references('ledger_accounts.id')
       table.bigInteger('amount').notNullable() // satang, signed: + increases the account
       table.index(['account_id'])

@@ -1,0 +1,93 @@
+import db from '@adonisjs/lucid/services/db'
+import Platform from '#models/platform'
+import { createMerchant, createPlatform } from '#services/onboarding'
+import { signBody } from '#services/credentials'
+import { epochSeconds } from '#services/clock'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { rawRequest, type RawRequestOptions } from '#tests/helpers/http'
+import type Merchant from '#models/merchant'
+
+export interface TestMerchant {
+  merchant: Merchant
+  merchantId: string
+  token: string
+  secret: string
+}
+
+const TABLES_TO_KEEP = new Set(['adonis_schema', 'adonis_schema_versions'])
+
+/** Empties every application table; used before each test that writes. */
+export async function resetDatabase() {
+  const [rows] = await db.rawQuery('SHOW TABLES')
+  const tables = rows
+    .map((row: Record<string, string>) => Object.values(row)[0])
+    .filter((t: string) => !TABLES_TO_KEEP.has(t))
+  await db.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
+  try {
+    for (const table of tables) await db.rawQuery(`TRUNCATE TABLE \`${table}\``)
+  } finally {
+    await db.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
+  }
+}
+
+let sequence = 0
+
+export async function createTestMerchant(platformCode = 'test'): Promise<TestMerchant> {
+  if (!(await Platform.findBy('code', platformCode))) {
+    await createPlatform(
+      { code: platformCode, name: 'Test platform', paymentPageDomain: 'pay.example.test' },
+      'test'
+    )
+  }
+  sequence += 1
+  const { merchant, credentials } = await createMerchant(
+    { platformCode, name: `Test merchant ${sequence}` },
+    'test'
+  )
+  return { merchant, merchantId: merchant.merchantId, ...credentials }
+}
+
+/** Credits a merchant account from the adjustments account, as an operator would. */
+export async function creditMerchant(
+  merchant: Merchant,
+  account: 'available' | 'frozen' | 'unsettled',
+  satang: number
+) {
+  await db.transaction((trx) =>
+    postLedgerTransaction(trx, {
+      kind: 'test_adjustment',
+      legs: [
+        { gateway: 'adjustments', amount: -satang },
+        { merchantId: merchant.id, account, amount: satang },
+      ],
+    })
+  )
+}
+
+/** The JSON body of an authenticated call, serialised once. */
+export function authBody(
+  who: TestMerchant,
+  fields: Record<string, unknown> = {},
+  time: unknown = epochSeconds()
+) {
+  return JSON.stringify({ merchant_id: who.merchantId, token: who.token, time, ...fields })
+}
+
+/** POSTs `body` signed with `secret` (default: the merchant's). */
+export function signedPost(
+  path: string,
+  who: TestMerchant,
+  body: string,
+  options: RawRequestOptions & { secret?: string } = {}
+) {
+  const { secret, headers, ...rest } = options
+  return rawRequest(path, {
+    ...rest,
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'x-signature': signBody(secret ?? who.secret, Buffer.from(body)),
+      ...headers,
+    },
+  })
+}
