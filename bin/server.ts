@@ -15,6 +15,8 @@ const IMPORTER = (filePath: string) => {
   return import(filePath)
 }
 
+// Load .env into process.env first: the TLS settings are read before the app boots.
+await import('#start/env')
 const { createNodeServerFactory } = await import('#start/node_server')
 const serverFactory = await createNodeServerFactory(APP_ROOT)
 

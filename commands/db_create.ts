@@ -12,25 +12,20 @@ export default class DbCreate extends BaseCommand {
     'Create the MySQL/MariaDB database named in the configuration if it is missing'
   static options: CommandOptions = { startApp: false }
 
-  @flags.string({ description: 'Database name (default: DB_DATABASE, or gateway / gateway_test)' })
+  @flags.string({
+    description: 'Database name (default: DB_DATABASE, or DB_TEST_DATABASE under NODE_ENV=test)',
+  })
   declare database?: string
 
   async run() {
-    const name =
-      this.database ??
-      process.env.DB_DATABASE ??
-      (process.env.NODE_ENV === 'test' ? 'gateway_test' : 'gateway')
+    const { databaseName, serverConnection } = await import('#config/database')
+    const name = this.database ?? databaseName
     if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) {
       this.logger.error(`Refusing database name "${name}": letters, digits and _ only`)
       this.exitCode = 1
       return
     }
-    const connection = await mysql.createConnection({
-      host: process.env.DB_HOST ?? '127.0.0.1',
-      port: Number(process.env.DB_PORT ?? 3306),
-      user: process.env.DB_USER ?? 'root',
-      password: process.env.DB_PASSWORD ?? '',
-    })
+    const connection = await mysql.createConnection(serverConnection)
     try {
       // Identifiers cannot be bound as parameters; the name is checked above.
       await connection.query(

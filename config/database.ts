@@ -1,7 +1,21 @@
 import env from '#start/env'
 import { defineConfig } from '@adonisjs/lucid'
 
-const defaultDatabase = process.env.NODE_ENV === 'test' ? 'gateway_test' : 'gateway'
+/**
+ * Tests never use DB_DATABASE: the suite empties every table of its database,
+ * so it gets its own (DB_TEST_DATABASE, default gateway_test).
+ */
+export const databaseName =
+  env.get('NODE_ENV') === 'test'
+    ? env.get('DB_TEST_DATABASE', 'gateway_test')
+    : env.get('DB_DATABASE', 'gateway')
+
+export const serverConnection = {
+  host: env.get('DB_HOST', '127.0.0.1'),
+  port: env.get('DB_PORT', 3306),
+  user: env.get('DB_USER', 'root'),
+  password: env.get('DB_PASSWORD', ''),
+}
 
 const dbConfig = defineConfig({
   connection: 'mysql',
@@ -9,11 +23,8 @@ const dbConfig = defineConfig({
     mysql: {
       client: 'mysql2',
       connection: {
-        host: env.get('DB_HOST', '127.0.0.1'),
-        port: env.get('DB_PORT', 3306),
-        user: env.get('DB_USER', 'root'),
-        password: env.get('DB_PASSWORD', ''),
-        database: env.get('DB_DATABASE', defaultDatabase),
+        ...serverConnection,
+        database: databaseName,
         // Store and read DATETIME columns as UTC regardless of the server zone.
         timezone: 'Z',
         dateStrings: false,

@@ -1,5 +1,4 @@
 import env from '#start/env'
-import app from '@adonisjs/core/services/app'
 import { defineConfig, drivers } from '@adonisjs/core/encryption'
 
 /**
@@ -10,8 +9,11 @@ import { defineConfig, drivers } from '@adonisjs/core/encryption'
 const DEVELOPMENT_APP_KEY = 'development-only-key-not-secret-000000'
 
 const appKey = env.get('APP_KEY')?.release() ?? DEVELOPMENT_APP_KEY
-if (app.inProduction && appKey.length < 32) {
-  throw new Error('APP_KEY must be at least 32 characters in production')
+if (
+  env.get('NODE_ENV') === 'production' &&
+  (appKey.length < 32 || appKey === DEVELOPMENT_APP_KEY)
+) {
+  throw new Error('APP_KEY must be a private value of at least 32 characters in production')
 }
 
 const encryptionConfig = defineConfig({

@@ -5,12 +5,11 @@
 */
 import { Env } from '@adonisjs/core/env'
 
-const isProduction = process.env.NODE_ENV === 'production'
-
 export default await Env.create(new URL('../', import.meta.url), {
   NODE_ENV: Env.schema.enum.optional(['development', 'production', 'test'] as const),
   APP_NAME: Env.schema.string.optional(),
-  APP_KEY: Env.schema.secret.optionalWhen(!isProduction, {
+  // Evaluated during validation, after .env files have been loaded into process.env.
+  APP_KEY: Env.schema.secret.optionalWhen(() => process.env.NODE_ENV !== 'production', {
     message: 'APP_KEY is required in production',
   }),
   HOST: Env.schema.string.optional({ format: 'host' }),
@@ -31,12 +30,12 @@ export default await Env.create(new URL('../', import.meta.url), {
   DB_USER: Env.schema.string.optional(),
   DB_PASSWORD: Env.schema.string.optional(),
   DB_DATABASE: Env.schema.string.optional(),
+  DB_TEST_DATABASE: Env.schema.string.optional(),
 
   REDIS_HOST: Env.schema.string.optional({ format: 'host' }),
   REDIS_PORT: Env.schema.number.optional(),
   REDIS_PASSWORD: Env.schema.string.optional(),
   REDIS_DB: Env.schema.number.optional(),
-  QUEUE_PREFIX: Env.schema.string.optional(),
 
   TLS_CERT_PATH: Env.schema.string.optional(),
   TLS_KEY_PATH: Env.schema.string.optional(),

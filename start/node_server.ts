@@ -6,8 +6,30 @@ import { ensureDevelopmentCertificate } from '#services/tls_certificate'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => any
 
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 /**
- * Decides how the process listens, before the app boots:
+ * A caller may pass X-Request-Id to correlate its own logs with ours; anything
+ * that is not a short token is dropped so that the gateway generates one and
+ * log lines cannot be forged through it.
+ */
+export function withSanitizedRequestId(handler: Handler): Handler {
+  return (req, res) => {
+    const incoming = req.headers['x-request-id']
+    if (incoming !== undefined && (typeof incoming !== 'string' || !REQUEST_ID.test(incoming))) {
+      delete req.headers['x-request-id']
+    }
+    return handler(req, res)
+  }
+}
+
+function flag(value: string | undefined, fallback: boolean) {
+  if (value === undefined || value === '') return fallback
+  return ['true', '1', 'yes', 'on'].includes(value.toLowerCase())
+}
+
+/**
+ * Decides how the process listens, before the app boots (.env already loaded):
  * - TLS_CERT_PATH + TLS_KEY_PATH: HTTPS with that certificate;
  * - otherwise, outside production and unless TLS_SELF_SIGNED=false: HTTPS with
  *   a self-signed development certificate kept in tmp/tls;
@@ -18,7 +40,11 @@ export async function createNodeServerFactory(appRoot: URL) {
   const certPath = process.env.TLS_CERT_PATH
   const keyPath = process.env.TLS_KEY_PATH
   const isProduction = process.env.NODE_ENV === 'production'
-  const selfSigned = (process.env.TLS_SELF_SIGNED ?? (isProduction ? 'false' : 'true')) === 'true'
+  const selfSigned = flag(process.env.TLS_SELF_SIGNED, !isProduction)
+
+  if (!!certPath !== !!keyPath) {
+    throw new Error('Set both TLS_CERT_PATH and TLS_KEY_PATH, or neither')
+  }
 
   let tls: { cert: Buffer | string; key: Buffer | string } | undefined
   if (certPath && keyPath) {
@@ -27,7 +53,8 @@ export async function createNodeServerFactory(appRoot: URL) {
     tls = await ensureDevelopmentCertificate(new URL('tmp/tls/', appRoot))
   }
 
-  process.env.GATEWAY_SCHEME = tls ? 'https' : 'http'
   return (handler: Handler) =>
-    tls ? createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, handler) : createHttpServer(handler)
+    tls
+      ? createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, withSanitizedRequestId(handler))
+      : createHttpServer(withSanitizedRequestId(handler))
 }

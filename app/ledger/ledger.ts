@@ -8,6 +8,7 @@ import {
   type MerchantAccountCode,
 } from '#ledger/accounts'
 import { InsufficientBalanceError, LedgerImbalanceError } from '#ledger/errors'
+import { assertSatang } from '#services/money'
 
 export type LedgerLeg =
   | { merchantId: number; account: MerchantAccountCode; amount: number }
@@ -109,9 +110,9 @@ export async function readMerchantBalance(merchantId: number): Promise<MerchantB
   const row = await db.from('merchant_balances').where('merchant_id', merchantId).first()
   if (!row) throw new Error(`Merchant ${merchantId} has no balance row`)
   return {
-    balance: Number(row.balance),
-    freezeBalance: Number(row.freeze_balance),
-    unsettleBalance: Number(row.unsettle_balance),
+    balance: assertSatang(row.balance),
+    freezeBalance: assertSatang(row.freeze_balance),
+    unsettleBalance: assertSatang(row.unsettle_balance),
   }
 }
 

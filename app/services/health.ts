@@ -45,7 +45,7 @@ async function probe(operation: () => Promise<unknown>): Promise<DependencyState
       operation(),
       new Promise((_, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+          () => reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })),
           CHECK_TIMEOUT_MS
         )
       }),
@@ -55,7 +55,8 @@ async function probe(operation: () => Promise<unknown>): Promise<DependencyState
     return {
       status: 'down',
       latency_ms: Math.round(performance.now() - started),
-      error: (error as Error).message,
+      // The public answer names the failure, not internal host names or ports.
+      error: (error as { code?: string }).code ?? 'no answer',
     }
   } finally {
     clearTimeout(timer)

@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
+import { X509Certificate } from 'node:crypto'
 import selfsigned from 'selfsigned'
 
 export interface CertificatePair {
@@ -17,15 +18,21 @@ export async function ensureDevelopmentCertificate(directory: URL): Promise<Cert
   const dir = fileURLToPath(directory)
   const certFile = join(dir, 'cert.pem')
   const keyFile = join(dir, 'key.pem')
-  try {
-    return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') }
-  } catch {
-    const pair = await generateSelfSignedCertificate()
-    await mkdir(dir, { recursive: true })
-    await writeFile(keyFile, pair.key, { mode: 0o600 })
-    await writeFile(certFile, pair.cert)
-    return pair
+  const existing = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]).catch(
+    () => undefined
+  )
+  // Reuse the stored pair unless it expires within a week.
+  if (
+    existing &&
+    new Date(new X509Certificate(existing[0]).validTo).getTime() > Date.now() + 7 * 86400_000
+  ) {
+    return { cert: existing[0], key: existing[1] }
   }
+  const pair = await generateSelfSignedCertificate()
+  await mkdir(dir, { recursive: true })
+  await writeFile(keyFile, pair.key, { mode: 0o600 })
+  await writeFile(certFile, pair.cert)
+  return pair
 }
 
 export async function generateSelfSignedCertificate(): Promise<CertificatePair> {

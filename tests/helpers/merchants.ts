@@ -1,4 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
+import { databaseName } from '#config/database'
 import Platform from '#models/platform'
 import { createMerchant, createPlatform } from '#services/onboarding'
 import { signBody } from '#services/credentials'
@@ -18,6 +19,9 @@ const TABLES_TO_KEEP = new Set(['adonis_schema', 'adonis_schema_versions'])
 
 /** Empties every application table; used before each test that writes. */
 export async function resetDatabase() {
+  if (!databaseName.endsWith('_test')) {
+    throw new Error(`Refusing to empty ${databaseName}: test databases end with _test`)
+  }
   const [rows] = await db.rawQuery('SHOW TABLES')
   const tables = rows
     .map((row: Record<string, string>) => Object.values(row)[0])
