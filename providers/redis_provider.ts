@@ -13,6 +13,9 @@ export default class RedisProvider {
   }
 
   async shutdown() {
+    // Queues opened by this process (to dispatch jobs) hold Redis sockets too.
+    const { closeQueues } = await import('#queue/queue_manager')
+    await closeQueues()
     if (this.app.container.hasBinding(RedisConnections)) {
       const connections = await this.app.container.make(RedisConnections)
       await connections.closeAll()

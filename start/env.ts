@@ -37,6 +37,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   REDIS_PASSWORD: Env.schema.string.optional(),
   REDIS_DB: Env.schema.number.optional(),
 
+  QUEUE_PREFIX: Env.schema.string.optional(),
+
   TLS_CERT_PATH: Env.schema.string.optional(),
   TLS_KEY_PATH: Env.schema.string.optional(),
   TLS_SELF_SIGNED: Env.schema.boolean.optional(),

@@ -9,8 +9,18 @@ import '#merchant_api/context'
 
 const HealthController = () => import('#controllers/health_controller')
 const BalanceController = () => import('#controllers/balance_controller')
+const PaymentsController = () => import('#controllers/payments_controller')
+
+const PaymentPageController = () => import('#controllers/payment_page_controller')
 
 router.get('/health', [HealthController, 'handle'])
+
+// Hosted payment page (customers' browsers); HTML, not the merchant envelope.
+router.get('/pay/:uuid', [PaymentPageController, 'show'])
+router.get('/pay/:uuid/status', [PaymentPageController, 'status'])
+router.get('/sandbox/provider/:reference', ({ params, view }) =>
+  view.render('sandbox/provider', { reference: String(params.reference).slice(0, 64) })
+)
 
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
 
@@ -32,3 +42,7 @@ function merchantEndpoint(path: string, handler: Parameters<typeof router.post>[
 }
 
 merchantEndpoint('/balance', [BalanceController, 'handle'])
+merchantEndpoint('/payment/create', [PaymentsController, 'create'])
+merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'])
+merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'])
+merchantEndpoint('/payment/query', [PaymentsController, 'query'])

@@ -6,4 +6,6 @@
 export const controllers = {
   Balance: () => import('#controllers/balance_controller'),
   Health: () => import('#controllers/health_controller'),
+  PaymentPage: () => import('#controllers/payment_page_controller'),
+  Payments: () => import('#controllers/payments_controller'),
 }

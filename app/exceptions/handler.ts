@@ -47,7 +47,12 @@ export default class HttpExceptionHandler extends ExceptionHandler {
 }
 
 function isHtmlArea(url: string) {
-  return url.startsWith('/pay/') || url === '/admin' || url.startsWith('/admin/')
+  return (
+    url.startsWith('/pay/') ||
+    url.startsWith('/sandbox/') ||
+    url === '/admin' ||
+    url.startsWith('/admin/')
+  )
 }
 
 function describe(error: unknown, ctx: HttpContext) {

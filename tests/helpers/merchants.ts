@@ -95,3 +95,61 @@ export function signedPost(
     },
   })
 }
+
+export interface DepositAccountFixture {
+  depositGroup?: string
+  channel?: 'qr' | 'transfer' | 'external'
+  bank?: string
+  accountNo?: string
+  accountName?: string
+  promptpayId?: string | null
+  billerId?: string | null
+  provider?: string | null
+  providerConfig?: Record<string, unknown> | null
+  minAmount?: number
+  maxAmount?: number | null
+  hourlyCountLimit?: number | null
+  hourlyAmountLimit?: number | null
+  dailyCountLimit?: number | null
+  dailyAmountLimit?: number | null
+  maxAdjustment?: number
+  priority?: number
+  active?: boolean
+}
+
+let accountSequence = 0
+
+export async function createDepositAccount(fixture: DepositAccountFixture = {}) {
+  const { default: DepositAccount } = await import('#models/deposit_account')
+  accountSequence += 1
+  const channel = fixture.channel ?? 'qr'
+  return DepositAccount.create({
+    depositGroup: 'test-group',
+    bank: 'KBANK',
+    accountNo: `12300${String(accountSequence).padStart(5, '0')}`,
+    accountName: `Deposit account ${accountSequence}`,
+    promptpayId: channel === 'qr' ? '0812345678' : null,
+    billerId: null,
+    provider: channel === 'external' ? 'sandbox' : null,
+    providerConfig: null,
+    minAmount: 2000,
+    maxAmount: null,
+    hourlyCountLimit: null,
+    hourlyAmountLimit: null,
+    dailyCountLimit: null,
+    dailyAmountLimit: null,
+    maxAdjustment: 999,
+    priority: 0,
+    active: true,
+    ...fixture,
+    channel,
+  })
+}
+
+/** A merchant whose payments draw from deposit group `test-group`. */
+export async function createDepositMerchant(settings: Partial<Record<string, unknown>> = {}) {
+  const who = await createTestMerchant()
+  who.merchant.merge({ depositGroup: 'test-group', ...settings })
+  await who.merchant.save()
+  return who
+}

@@ -1,0 +1,541 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import { DateTime } from 'luxon'
+import Platform from '#models/platform'
+import PaymentOrder from '#models/payment_order'
+import { describePromptPay } from '#deposits/promptpay_qr'
+import {
+  authBody,
+  createDepositAccount,
+  createDepositMerchant,
+  createTestMerchant,
+  resetDatabase,
+  signedPost,
+  type TestMerchant,
+} from '#tests/helpers/merchants'
+
+const ORDER = {
+  merchant_order_id: 'ORDER1001',
+  amount: '100.00',
+  bank: 'SCB',
+  account_name: 'Somchai Jaidee',
+  account_no: '123-4-56789-0',
+  notify_url: 'https://merchant.example.test/callback',
+}
+
+function create(who: TestMerchant, fields: Record<string, unknown> = {}, path = '/payment/create') {
+  return signedPost(path, who, authBody(who, { ...ORDER, ...fields }))
+}
+
+function assertError(
+  assert: any,
+  response: any,
+  status: number,
+  error: string,
+  message?: string | RegExp
+) {
+  assert.equal(response.status, status, response.text)
+  assert.equal(response.json.error, error, response.text)
+  assert.isFalse(response.json.success)
+  if (typeof message === 'string') assert.equal(response.json.message, message)
+  if (message instanceof RegExp) assert.match(response.json.message, message)
+}
+
+async function orderCount() {
+  return Number((await db.from('payment_orders').count('* as total').first()).total)
+}
+
+test.group('payment create: success shapes', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('QR: spec fields in order, EMV PromptPay payload for transfer_amount', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr', promptpayId: '0812345678' })
+    const before = DateTime.now().setZone('Asia/Bangkok')
+    const response = await create(who)
+    assert.equal(response.status, 200, response.text)
+    const data = response.json.data
+    assert.deepEqual(Object.keys(data), [
+      'platform_order_id',
+      'merchant_order_id',
+      'uuid',
+      'order_datetime',
+      'expire_datetime',
+      'amount',
+      'transfer_amount',
+      'payment_type',
+      'qrcode',
+      'payment_url',
+    ])
+    assert.lengthOf(data.platform_order_id, 24)
+    assert.equal(data.platform_order_id.slice(0, 3), who.merchant.orderPrefix)
+    assert.equal(data.platform_order_id[3], 'P')
+    assert.equal(data.platform_order_id.slice(4, 12), before.toFormat('yyyyLLdd'))
+    assert.match(data.platform_order_id.slice(12), /^[A-Z0-9]{12}$/)
+    assert.match(data.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    assert.match(data.order_datetime, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+    const orderAt = DateTime.fromFormat(data.order_datetime, 'yyyy-LL-dd HH:mm:ss', {
+      zone: 'Asia/Bangkok',
+    })
+    const expireAt = DateTime.fromFormat(data.expire_datetime, 'yyyy-LL-dd HH:mm:ss', {
+      zone: 'Asia/Bangkok',
+    })
+    assert.closeTo(orderAt.toMillis(), Date.now(), 5000)
+    assert.equal(expireAt.diff(orderAt, 'seconds').seconds, who.merchant.orderTtlSeconds)
+    assert.include(response.text, '"amount":100.00,"transfer_amount":100.00,')
+    assert.equal(data.payment_type, 'QR')
+    assert.equal(data.payment_url, `https://pay.example.test/pay/${data.uuid}`)
+    const qr = describePromptPay(data.qrcode)
+    assert.isTrue(qr.crcValid)
+    assert.equal(qr.type, 'promptpay')
+    assert.isTrue(qr.dynamic)
+    assert.equal(qr.amountSatang, 10000)
+  })
+
+  test('TRANSFER: destination account, no QR', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({
+      channel: 'transfer',
+      bank: 'BBL',
+      accountName: 'Gateway Co',
+    })
+    const response = await create(who, {}, '/payment/create-transfer')
+    assert.equal(response.status, 200, response.text)
+    const data = response.json.data
+    assert.deepEqual(Object.keys(data), [
+      'platform_order_id',
+      'merchant_order_id',
+      'uuid',
+      'order_datetime',
+      'expire_datetime',
+      'amount',
+      'transfer_amount',
+      'payment_type',
+      'qrcode',
+      'deposit_bank',
+      'deposit_account_no',
+      'deposit_account_name',
+      'payment_url',
+    ])
+    assert.equal(data.payment_type, 'TRANSFER')
+    assert.isNull(data.qrcode)
+    assert.equal(data.deposit_bank, 'BBL')
+    assert.equal(data.deposit_account_no, account.accountNo)
+    assert.equal(data.deposit_account_name, 'Gateway Co')
+  })
+
+  test('FLEX: no channel details in the answer, payment_url always present', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'transfer' })
+    const response = await create(who, {}, '/payment/create-flex')
+    assert.equal(response.status, 200, response.text)
+    assert.deepEqual(Object.keys(response.json.data), [
+      'platform_order_id',
+      'merchant_order_id',
+      'uuid',
+      'order_datetime',
+      'expire_datetime',
+      'amount',
+      'payment_type',
+      'payment_url',
+    ])
+    assert.equal(response.json.data.payment_type, 'FLEX')
+    assert.match(response.json.data.payment_url, /^https:\/\/pay\.example\.test\/pay\//)
+  })
+
+  test('payment_url is null for QR and TRANSFER without a payment page domain', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await Platform.query().update({ paymentPageDomain: null })
+    await createDepositAccount({ channel: 'qr' })
+    await createDepositAccount({ channel: 'transfer' })
+    assert.isNull((await create(who, { merchant_order_id: 'A1' })).json.data.payment_url)
+    assert.isNull(
+      (await create(who, { merchant_order_id: 'A2' }, '/payment/create-transfer')).json.data
+        .payment_url
+    )
+  })
+
+  test('a biller account gets a bill-payment QR with a per-order ref1 and no amount adjustment', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr', promptpayId: null, billerId: '010555012345678' })
+    const first = await create(who, { merchant_order_id: 'B1' })
+    const second = await create(who, { merchant_order_id: 'B2' })
+    for (const response of [first, second]) {
+      assert.equal(response.status, 200, response.text)
+      const qr = describePromptPay(response.json.data.qrcode)
+      assert.equal(qr.type, 'billpayment')
+      assert.equal(qr.billerId, '010555012345678')
+      assert.equal(qr.amountSatang, 10000)
+      const order = await PaymentOrder.findByOrFail(
+        'platform_order_id',
+        response.json.data.platform_order_id
+      )
+      assert.equal(qr.ref1, order.paymentReference)
+    }
+    assert.equal(first.json.data.transfer_amount, 100)
+    assert.equal(second.json.data.transfer_amount, 100)
+    assert.notEqual(
+      describePromptPay(first.json.data.qrcode).ref1,
+      describePromptPay(second.json.data.qrcode).ref1
+    )
+  })
+
+  test('the same amount gets the next free satang on the same account', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    const amounts = []
+    for (const id of ['S1', 'S2', 'S3']) {
+      amounts.push((await create(who, { merchant_order_id: id })).json.data.transfer_amount)
+    }
+    assert.deepEqual(amounts, [100, 100.01, 100.02])
+  })
+
+  test('customer account_no is stored without separators', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const response = await create(who)
+    const order = await PaymentOrder.findByOrFail(
+      'platform_order_id',
+      response.json.data.platform_order_id
+    )
+    assert.equal(order.customerAccountNo, '1234567890')
+    assert.equal(order.customerBank, 'SCB')
+  })
+})
+
+test.group('payment create: validation (400 / 422 invalid-inputs)', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('each invalid field is named', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ merchant_order_id: undefined }, /merchant_order_id is required/],
+      [{ merchant_order_id: 'ORDER-1' }, /merchant_order_id must be 1 to 40 letters or digits/],
+      [{ merchant_order_id: 'A'.repeat(41) }, /merchant_order_id/],
+      [{ merchant_order_id: 123 }, /merchant_order_id/],
+      [{ amount: undefined }, /amount is required/],
+      [{ amount: '19.99' }, /amount must be at least 20.00/],
+      [{ amount: 19 }, /amount must be at least 20.00/],
+      [{ amount: '20.001' }, /amount must be a number or a string with at most 2 decimals/],
+      [{ amount: 'abc' }, /amount must be a number/],
+      [{ amount: -50 }, /amount must be a number/],
+      [{ bank: undefined }, /bank is required/],
+      [{ account_name: undefined }, /account_name is required/],
+      [{ account_name: '   ' }, /account_name/],
+      [{ account_no: undefined }, /account_no is required/],
+      [{ account_no: '123456789' }, /account_no must have 10 to 15 digits/],
+      [{ account_no: '1234567890123456' }, /account_no must have 10 to 15 digits/],
+      [
+        { notify_url: 'http://merchant.example.test/cb' },
+        /notify_url must be a well-formed HTTPS URL/,
+      ],
+      [{ notify_url: 'not a url' }, /notify_url must be a well-formed HTTPS URL/],
+      [{ notify_url: 'https://user:pw@merchant.example.test/' }, /notify_url/],
+    ]
+    for (const [fields, message] of cases) {
+      const body = { ...ORDER, ...fields }
+      for (const key of Object.keys(fields))
+        if (fields[key] === undefined) delete (body as any)[key]
+      const response = await signedPost('/payment/create', who, authBody(who, body))
+      assertError(assert, response, 400, 'invalid-inputs', message)
+    }
+    assert.equal(await orderCount(), 0)
+  })
+
+  test('several bad fields are reported together', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const response = await create(who, { amount: '1', account_no: '12', notify_url: 'ftp://x' })
+    assertError(assert, response, 400, 'invalid-inputs')
+    assert.include(response.json.message, 'amount')
+    assert.include(response.json.message, 'account_no')
+    assert.include(response.json.message, 'notify_url')
+  })
+
+  test('an unknown bank code is 422 "invalid bank code", on all three endpoints', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    for (const path of ['/payment/create', '/payment/create-transfer', '/payment/create-flex']) {
+      for (const bank of ['XYZ', 'kbank', 'Kbank', 42]) {
+        assertError(
+          assert,
+          await create(who, { bank }, path),
+          422,
+          'invalid-inputs',
+          'invalid bank code'
+        )
+      }
+    }
+    assert.equal(await orderCount(), 0)
+  })
+
+  test('amount as a number, string, with one decimal, and notify_url omitted or null', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const cases: Array<[Record<string, unknown>, number]> = [
+      [{ merchant_order_id: 'N1', amount: 20 }, 20],
+      [{ merchant_order_id: 'N2', amount: '20.5' }, 20.5],
+      [{ merchant_order_id: 'N3', amount: 1234.56, notify_url: null }, 1234.56],
+    ]
+    for (const [fields, amount] of cases) {
+      const response = await create(who, fields)
+      assert.equal(response.status, 200, response.text)
+      assert.equal(response.json.data.amount, amount)
+    }
+    const noUrl = authBody(who, { ...ORDER, merchant_order_id: 'N4', notify_url: undefined })
+    assert.equal((await signedPost('/payment/create', who, noUrl)).status, 200)
+  })
+})
+
+test.group('payment create: merchant and platform gates', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('403 permission-denied when payments are disabled', async ({ assert }) => {
+    const who = await createDepositMerchant({ paymentEnabled: false })
+    await createDepositAccount()
+    for (const path of ['/payment/create', '/payment/create-transfer', '/payment/create-flex']) {
+      assertError(assert, await create(who, {}, path), 403, 'permission-denied')
+    }
+  })
+
+  test('404 not-found when the merchant has no deposit group', async ({ assert }) => {
+    const who = await createTestMerchant()
+    await createDepositAccount()
+    for (const path of ['/payment/create', '/payment/create-transfer', '/payment/create-flex']) {
+      assertError(
+        assert,
+        await create(who, {}, path),
+        404,
+        'not-found',
+        /partner configuration missing/
+      )
+    }
+  })
+
+  test('503 service-unavailable when no account of the group fits', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'transfer' }) // wrong channel for QR
+    await createDepositAccount({ channel: 'qr', depositGroup: 'other-group' })
+    await createDepositAccount({ channel: 'qr', active: false })
+    await createDepositAccount({ channel: 'qr', maxAmount: 5000 }) // 100.00 is above its max
+    await createDepositAccount({ channel: 'qr', minAmount: 50000 })
+    assertError(assert, await create(who), 503, 'service-unavailable')
+    assert.equal(await orderCount(), 0)
+  })
+
+  test('503 when every slot of the only account is taken', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr', maxAdjustment: 1 })
+    assert.equal((await create(who, { merchant_order_id: 'T1' })).status, 200)
+    assert.equal((await create(who, { merchant_order_id: 'T2' })).status, 200)
+    assertError(assert, await create(who, { merchant_order_id: 'T3' }), 503, 'service-unavailable')
+  })
+
+  test('429 channel-limit-reached when every eligible channel hit a limit', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr', hourlyCountLimit: 1 })
+    await createDepositAccount({ channel: 'qr', dailyAmountLimit: 15000 })
+    assert.equal((await create(who, { merchant_order_id: 'L1' })).status, 200)
+    assert.equal((await create(who, { merchant_order_id: 'L2' })).status, 200)
+    assertError(
+      assert,
+      await create(who, { merchant_order_id: 'L3' }),
+      429,
+      'channel-limit-reached'
+    )
+    // A fresh account in the group takes the next order.
+    await createDepositAccount({ channel: 'qr', dailyCountLimit: 1 })
+    assert.equal((await create(who, { merchant_order_id: 'L4' })).status, 200)
+    assertError(
+      assert,
+      await create(who, { merchant_order_id: 'L5' }),
+      429,
+      'channel-limit-reached'
+    )
+  })
+
+  test('limits count and amount per hour and per day', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer', hourlyAmountLimit: 25000 })
+    assert.equal(
+      (await create(who, { merchant_order_id: 'H1' }, '/payment/create-transfer')).status,
+      200
+    )
+    assert.equal(
+      (await create(who, { merchant_order_id: 'H2' }, '/payment/create-transfer')).status,
+      200
+    )
+    const third = await create(who, { merchant_order_id: 'H3' }, '/payment/create-transfer')
+    assertError(assert, third, 429, 'channel-limit-reached')
+    // Orders from before this hour do not count towards the hourly limit.
+    await db
+      .from('payment_orders')
+      .update({ created_at: DateTime.utc().minus({ hours: 2 }).toJSDate() })
+    const nextHour = await create(who, { merchant_order_id: 'H4' }, '/payment/create-transfer')
+    const sameDay = DateTime.utc().setZone('Asia/Bangkok').hour >= 2
+    if (sameDay) assert.equal(nextHour.status, 200, nextHour.text)
+    account.dailyCountLimit = 3
+    await account.save()
+    if (sameDay) {
+      assertError(
+        assert,
+        await create(who, { merchant_order_id: 'H5' }, '/payment/create-transfer'),
+        429,
+        'channel-limit-reached'
+      )
+    }
+  })
+
+  test('killswitch and open period: 503 with data.code, on every create endpoint', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    await Platform.query().update({ depositEnabled: false })
+    for (const path of ['/payment/create-flex', '/payment/create', '/payment/create-transfer']) {
+      const response = await create(who, {}, path)
+      assertError(assert, response, 503, 'service-unavailable')
+      assert.deepEqual(response.json.data, { code: 'killswitch_off' })
+    }
+    const now = DateTime.utc().setZone('Asia/Bangkok')
+    const from = now.plus({ hours: 1 }).toFormat('HH:mm')
+    const to = now.plus({ hours: 2 }).toFormat('HH:mm')
+    await Platform.query().update({
+      depositEnabled: true,
+      depositOpenFrom: from,
+      depositOpenTo: to,
+    })
+    const closed = await create(who, {}, '/payment/create-flex')
+    assertError(assert, closed, 503, 'service-unavailable')
+    assert.deepEqual(closed.json.data, { code: 'outside_open_period' })
+    await Platform.query().update({
+      depositOpenFrom: now.minus({ hours: 1 }).toFormat('HH:mm'),
+      depositOpenTo: now.plus({ hours: 1 }).toFormat('HH:mm'),
+    })
+    assert.equal((await create(who, {}, '/payment/create-flex')).status, 200)
+    assert.equal(await orderCount(), 1)
+  })
+
+  test('flex without payment_page_domain: 400 before any order exists', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    await Platform.query().update({ paymentPageDomain: null })
+    assertError(
+      assert,
+      await create(who, {}, '/payment/create-flex'),
+      400,
+      'invalid-inputs',
+      /payment_page_domain/
+    )
+    assert.equal(await orderCount(), 0)
+    // The same merchant_order_id is still free.
+    await Platform.query().update({ paymentPageDomain: 'pay.example.test' })
+    assert.equal((await create(who, {}, '/payment/create-flex')).status, 200)
+  })
+
+  test('flex drops an external channel whose call fails and tries the next', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const failing = await createDepositAccount({
+      channel: 'external',
+      priority: 10,
+      providerConfig: { fail: true },
+    })
+    const working = await createDepositAccount({ channel: 'external', priority: 5 })
+    const response = await create(who, {}, '/payment/create-flex')
+    assert.equal(response.status, 200, response.text)
+    const order = await PaymentOrder.findByOrFail(
+      'platform_order_id',
+      response.json.data.platform_order_id
+    )
+    assert.equal(order.depositAccountId, working.id)
+    assert.notEqual(order.depositAccountId, failing.id)
+    assert.match(order.externalUrl!, /^\/sandbox\/provider\/SBX/)
+
+    await working.merge({ providerConfig: { fail: true } }).save()
+    assertError(
+      assert,
+      await create(who, { merchant_order_id: 'X2' }, '/payment/create-flex'),
+      503,
+      'service-unavailable'
+    )
+    assert.equal(await orderCount(), 1)
+  })
+
+  test('QR and TRANSFER never use an external channel; flex may use any kind', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'external' })
+    assertError(assert, await create(who, { merchant_order_id: 'E1' }), 503, 'service-unavailable')
+    assertError(
+      assert,
+      await create(who, { merchant_order_id: 'E2' }, '/payment/create-transfer'),
+      503,
+      'service-unavailable'
+    )
+    assert.equal(
+      (await create(who, { merchant_order_id: 'E3' }, '/payment/create-flex')).status,
+      200
+    )
+  })
+})
+
+test.group('payment create: merchant_order_id uniqueness', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('409 duplicate-entry within 7 days, across the three endpoints', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    await createDepositAccount({ channel: 'transfer' })
+    assert.equal((await create(who)).status, 200)
+    for (const path of ['/payment/create', '/payment/create-transfer', '/payment/create-flex']) {
+      assertError(assert, await create(who, {}, path), 409, 'duplicate-entry', /ORDER1001/)
+    }
+    // Another merchant may use the same merchant_order_id.
+    const other = await createDepositMerchant()
+    assert.equal((await create(other)).status, 200)
+  })
+
+  test('after 7 days the merchant_order_id may be used again', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    assert.equal((await create(who)).status, 200)
+    await db
+      .from('merchant_order_ids')
+      .update({ reserved_at: DateTime.utc().minus({ days: 7, minutes: 1 }).toJSDate() })
+    assert.equal((await create(who)).status, 200)
+    assertError(assert, await create(who), 409, 'duplicate-entry')
+  })
+
+  test('identical creates at once produce one order and 409 for the rest', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    await createDepositAccount({ channel: 'qr' })
+    const responses = await Promise.all(Array.from({ length: 12 }, () => create(who)))
+    const statuses = responses.map((response) => response.status).sort()
+    assert.deepEqual(
+      statuses,
+      [200, ...Array(11).fill(409)],
+      responses.map((r) => r.text).join('\n')
+    )
+    assert.equal(await orderCount(), 1)
+  })
+
+  test('a create refused for limits leaves merchant_order_id free', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'qr', dailyCountLimit: 0 })
+    assertError(assert, await create(who), 429, 'channel-limit-reached')
+    await account.merge({ dailyCountLimit: null }).save()
+    assert.equal((await create(who)).status, 200)
+  })
+})
