@@ -17,6 +17,8 @@ export interface RawRequestOptions {
   localAddress?: string
   /** Talk to the plain HTTP socket instead of the HTTPS one. */
   plainHttp?: boolean
+  /** Another gateway process (HTTPS, same test certificate). */
+  baseUrl?: string
 }
 
 /**
@@ -24,7 +26,9 @@ export interface RawRequestOptions {
  * libraries) and returns the raw answer: signatures are over bytes.
  */
 export function rawRequest(path: string, options: RawRequestOptions = {}): Promise<RawResponse> {
-  const base = new URL(options.plainHttp ? testServers.httpUrl : testServers.httpsUrl)
+  const base = new URL(
+    options.baseUrl ?? (options.plainHttp ? testServers.httpUrl : testServers.httpsUrl)
+  )
   const body = options.body === undefined ? undefined : Buffer.from(options.body)
   const headers: Record<string, string | number> = { ...options.headers }
   if (body) headers['content-length'] = body.length

@@ -11,11 +11,12 @@ import { withSanitizedRequestId } from '#start/node_server'
  * application's HTTPS server (as `npm start` serves it) and, to prove that
  * plain HTTP is refused, the same request handler behind a plain HTTP socket.
  */
-export const testServers = { httpsUrl: '', httpUrl: '', certificate: '' }
+export const testServers = { httpsUrl: '', httpUrl: '', certificate: '', key: '' }
 
 export async function startTestServers() {
   const certificate = await generateSelfSignedCertificate()
   testServers.certificate = certificate.cert
+  testServers.key = certificate.key
 
   let httpsServer: Server | undefined
   process.env.HOST = '127.0.0.1'

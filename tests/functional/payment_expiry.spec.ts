@@ -1,0 +1,149 @@
+import { test } from '@japa/runner'
+import { DateTime } from 'luxon'
+import { Worker } from 'bullmq'
+import db from '@adonisjs/lucid/services/db'
+import PaymentOrder from '#models/payment_order'
+import { expirePayment, sweepExpiredPayments } from '#deposits/expire_payment'
+import { bullConnection, queue, queuePrefix } from '#queue/queue_manager'
+import { HANDLERS } from '#queue/handlers'
+import {
+  authBody,
+  createDepositAccount,
+  createDepositMerchant,
+  resetDatabase,
+  signedPost,
+  type TestMerchant,
+} from '#tests/helpers/merchants'
+
+async function createOrder(who: TestMerchant, id: string, notifyUrl?: string) {
+  const response = await signedPost(
+    '/payment/create',
+    who,
+    authBody(who, {
+      merchant_order_id: id,
+      amount: '100.00',
+      bank: 'KTB',
+      account_name: 'Customer',
+      account_no: '1234567890',
+      ...(notifyUrl ? { notify_url: notifyUrl } : {}),
+    })
+  )
+  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return false
+}
+
+test.group('payment expiry', (group) => {
+  group.each.setup(async () => {
+    await resetDatabase()
+    await queue('payments').obliterate({ force: true })
+  })
+
+  test('a BullMQ worker expires an open order at expire_datetime: error, slot released, one FAIL callback row', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ orderTtlSeconds: 1 })
+    await createDepositAccount()
+    const order = await createOrder(who, 'EXP1', 'https://merchant.example.test/cb')
+    assert.equal(order.slotAmount, 10000)
+
+    const worker = new Worker('payments', async (job) => (await HANDLERS[job.name]())(job), {
+      connection: bullConnection(),
+      prefix: queuePrefix,
+    })
+    try {
+      const expired = await until(async () => (await order.refresh()).status === 'error', 8000)
+      assert.isTrue(expired, `order still ${order.status}`)
+    } finally {
+      await worker.close()
+    }
+    assert.equal(order.errorReason, 'expired')
+    assert.isNull(order.slotAmount)
+
+    const rows = await db.from('callback_outbox').where('order_id', order.id)
+    assert.lengthOf(rows, 1)
+    assert.equal(rows[0].status, 'FAIL')
+    assert.equal(rows[0].notify_url, 'https://merchant.example.test/cb')
+    const body = JSON.parse(rows[0].body)
+    assert.deepEqual(Object.keys(body), [
+      'merchant_id',
+      'platform_order_id',
+      'merchant_order_id',
+      'mode',
+      'amount',
+      'status',
+      'timestamp',
+    ])
+    assert.equal(body.merchant_id, who.merchantId)
+    assert.equal(body.platform_order_id, order.platformOrderId)
+    assert.equal(body.mode, 'PAYMENT')
+    assert.equal(body.status, 'FAIL')
+    assert.include(rows[0].body, '"amount":100.00')
+    assert.closeTo(body.timestamp, Date.now(), 10_000)
+
+    // The query shows the final status.
+    const response = await signedPost(
+      '/payment/query',
+      who,
+      authBody(who, { platform_order_id: order.platformOrderId })
+    )
+    assert.equal(response.json.data.status, 'error')
+  })
+
+  test('expiring is idempotent and never touches a closed or not-yet-due order', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const order = await createOrder(who, 'EXP2', 'https://merchant.example.test/cb')
+    assert.isFalse(await expirePayment(order.id), 'not due yet')
+
+    const later = DateTime.utc().plus({ hours: 1 })
+    assert.isTrue(await expirePayment(order.id, later))
+    assert.isFalse(await expirePayment(order.id, later), 'second run changes nothing')
+    const rows = await db.from('callback_outbox').where('order_id', order.id)
+    assert.lengthOf(rows, 1)
+
+    const paid = await createOrder(who, 'EXP3')
+    await PaymentOrder.query().where('id', paid.id).update({ status: 'unsettled_paid' })
+    assert.isFalse(await expirePayment(paid.id, later))
+    assert.equal((await paid.refresh()).status, 'unsettled_paid')
+  })
+
+  test('an order awaiting slip review does not expire; no notify_url means no callback row', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const reviewed = await createOrder(who, 'EXP4')
+    await PaymentOrder.query().where('id', reviewed.id).update({ awaiting_review: true })
+    const plain = await createOrder(who, 'EXP5')
+    const later = DateTime.utc().plus({ hours: 1 })
+    assert.equal(await sweepExpiredPayments(later), 1)
+    assert.equal((await reviewed.refresh()).status, 'open')
+    assert.equal((await plain.refresh()).status, 'error')
+    assert.lengthOf(await db.from('callback_outbox'), 0)
+  })
+
+  test('the sweep expires overdue orders whose job was lost, and frees their transfer_amount', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const first = await createOrder(who, 'EXP6')
+    await queue('payments').obliterate({ force: true }) // the delayed job is gone
+    await PaymentOrder.query()
+      .where('id', first.id)
+      .update({ expire_at: DateTime.utc().minus({ seconds: 1 }).toJSDate() })
+    assert.equal(await sweepExpiredPayments(), 1)
+    const second = await createOrder(who, 'EXP7')
+    assert.equal(second.transferAmount, first.transferAmount, 'the released slot is reused')
+  })
+})

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import app from '@adonisjs/core/services/app'
+import { testServers } from '#tests/helpers/servers'
+import { rawRequest } from '#tests/helpers/http'
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/**
+ * Starts a second, independent gateway web process (bin/server.ts) on the
+ * same test database and Redis, so that invariants are proven across
+ * processes and not only across requests of one process.
+ */
+export async function startSecondGateway(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
+  await writeFile(join(dir, 'cert.pem'), testServers.certificate)
+  await writeFile(join(dir, 'key.pem'), testServers.key)
+  const port = await freePort()
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', '@poppinss/ts-exec', 'bin/server.ts'],
+    {
+      cwd: app.appRoot.pathname,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        TLS_CERT_PATH: join(dir, 'cert.pem'),
+        TLS_KEY_PATH: join(dir, 'key.pem'),
+        LOG_LEVEL: 'silent',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }
+  )
+  const url = `https://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    try {
+      const health = await rawRequest('/health', { method: 'GET', baseUrl: url })
+      if (health.status === 200) break
+    } catch {}
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL')
+      throw new Error('second gateway process did not start')
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM')
+      await new Promise((resolve) => child.once('exit', resolve))
+    },
+  }
+}
