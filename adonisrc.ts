@@ -36,6 +36,11 @@ export default defineConfig({
         name: 'functional',
         timeout: 60000,
       },
+      {
+        files: ['tests/browser/**/*.spec.{ts,js}'],
+        name: 'browser',
+        timeout: 60000,
+      },
     ],
     forceExit: false,
   },
