@@ -10,9 +10,11 @@ interface DemoCredentials {
 
 /**
  * Seeds a demo platform and merchant into an empty database (development
- * only) and prints their credentials with a ready-to-paste signed request.
- * The credentials are kept in tmp/demo-credentials.json so that every later
- * start can print them again.
+ * only) and prints their credentials with ready-to-paste signed requests.
+ * The merchant draws its deposits from group "demo", which gets one account
+ * of every kind: PromptPay QR, bank transfer, bill-payment QR and an external
+ * (sandbox) provider. The credentials are kept in tmp/demo-credentials.json
+ * so that every later start can print them again.
  */
 export default class DemoSeed extends BaseCommand {
   static commandName = 'demo:seed'
@@ -33,10 +35,13 @@ export default class DemoSeed extends BaseCommand {
       return
     }
     const { default: Platform } = await import('#models/platform')
+    const { default: Merchant } = await import('#models/merchant')
     const { createPlatform, createMerchant } = await import('#services/onboarding')
     const { postLedgerTransaction } = await import('#ledger/ledger')
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const { cliActor } = await import('#services/audit')
+    const { createDepositAccount } = await import('#services/deposit_accounts')
+    const { configureMerchant } = await import('#services/merchant_settings')
 
     const file = this.app.tmpPath('demo-credentials.json')
     let credentials: DemoCredentials | undefined
@@ -48,6 +53,14 @@ export default class DemoSeed extends BaseCommand {
           'Database already has data; no demo merchant credentials on file to print.'
         )
         return
+      }
+      const demo = await Merchant.findBy('merchant_id', credentials.merchant_id)
+      if (demo && !demo.depositGroup) {
+        this.logger.warning(
+          `${demo.merchantId} has no deposit group, so payment create answers 404. Seed afresh ` +
+            '(drop the database and delete tmp/demo-credentials.json) to get the demo deposit ' +
+            'accounts, or add them with deposit-account:create and merchant:configure.'
+        )
       }
     } else {
       const actor = cliActor()
@@ -71,17 +84,59 @@ export default class DemoSeed extends BaseCommand {
           ],
         })
       )
+      // Every kind of deposit: QR and bill-payment QR for /payment/create, the
+      // transfer account for /payment/create-transfer, all four for flex.
+      for (const account of DEMO_DEPOSIT_ACCOUNTS) {
+        await createDepositAccount({ group: 'demo', ...account }, actor)
+      }
+      await configureMerchant(merchant.merchantId, { depositGroup: 'demo' }, actor)
       credentials = { merchant_id: merchant.merchantId, ...issued }
       await mkdir(this.app.tmpPath(), { recursive: true })
       await writeFile(file, JSON.stringify(credentials, null, 2), { mode: 0o600 })
       this.logger.success(
         'Seeded the demo platform "demo" and merchant DEMO0001 (balance 10,000.00 THB)'
       )
+      this.logger.success(
+        `Seeded ${DEMO_DEPOSIT_ACCOUNTS.length} deposit accounts in group "demo" (PromptPay QR, transfer, bill-payment QR, sandbox provider)`
+      )
     }
 
     printExample(credentials, this.port)
   }
 }
+
+const DEMO_DEPOSIT_ACCOUNTS = [
+  {
+    channel: 'qr',
+    bank: 'KBANK',
+    accountNo: '0011234567',
+    accountName: 'Demo Shop Co., Ltd.',
+    promptpayId: '0812345678',
+    priority: 10,
+  },
+  {
+    channel: 'transfer',
+    bank: 'SCB',
+    accountNo: '4021234567',
+    accountName: 'Demo Shop Co., Ltd.',
+  },
+  {
+    channel: 'qr',
+    bank: 'BBL',
+    accountNo: '1010123456',
+    accountName: 'Demo Shop Co., Ltd.',
+    billerId: '010555012345678',
+    priority: 0,
+  },
+  {
+    channel: 'external',
+    bank: 'KTB',
+    accountNo: '9000000001',
+    accountName: 'Demo Shop (sandbox provider)',
+    provider: 'sandbox',
+    priority: 0,
+  },
+]
 
 function printExample(credentials: DemoCredentials, port: number) {
   console.log(`
@@ -95,5 +150,15 @@ Signed request (paste into a shell; -k accepts the development certificate):
 BODY='{"merchant_id":"${credentials.merchant_id}","token":"${credentials.token}","time":'$(date +%s)'}'
 SIG=$(printf '%s' "$BODY" | openssl dgst -sha256 -hmac '${credentials.secret}' | sed 's/^.* //')
 curl -sk https://localhost:${port}/balance -H 'Content-Type: application/json' -H "X-SIGNATURE: $SIG" --data-binary "$BODY"
+
+A QR payment of 100.00 THB (POST /payment/create; merchant_order_id must be new, so it comes from the date):
+
+BODY='{"merchant_id":"${credentials.merchant_id}","token":"${credentials.token}","time":'$(date +%s)',"merchant_order_id":"DEMO'$(date +%s)'","amount":"100.00","bank":"KBANK","account_name":"Somchai Jaidee","account_no":"1234567890"}'
+SIG=$(printf '%s' "$BODY" | openssl dgst -sha256 -hmac '${credentials.secret}' | sed 's/^.* //')
+curl -sk https://localhost:${port}/payment/create -H 'Content-Type: application/json' -H "X-SIGNATURE: $SIG" --data-binary "$BODY"
+
+The answer carries the PromptPay qrcode and payment_url: open payment_url in a browser for the
+hosted payment page (QR and countdown). The demo platform's payment_page_domain is
+localhost:${port}, already set. /payment/create-transfer and /payment/create-flex take the same body.
 `)
 }

@@ -34,18 +34,21 @@ export default class QueueWork extends BaseCommand {
       return
     }
 
-    const workers = names.map(
-      (name) =>
-        new Worker(
-          name,
-          async (job) => {
-            const load = HANDLERS[job.name]
-            if (!load) throw new Error(`No handler for job ${job.name}`)
-            return (await load())(job)
-          },
-          { connection: bullConnection(), prefix: queuePrefix, concurrency: this.concurrency }
-        )
-    )
+    // BullMQ leaves connections it was given open on close(): keep them to quit on shutdown.
+    const connections: ReturnType<typeof bullConnection>[] = []
+    const workers = names.map((name) => {
+      const connection = bullConnection()
+      connections.push(connection)
+      return new Worker(
+        name,
+        async (job) => {
+          const load = HANDLERS[job.name]
+          if (!load) throw new Error(`No handler for job ${job.name}`)
+          return (await load())(job)
+        },
+        { connection, prefix: queuePrefix, concurrency: this.concurrency }
+      )
+    })
     for (const worker of workers) {
       worker.on('failed', (job, error) =>
         logger.warn(
@@ -69,6 +72,9 @@ export default class QueueWork extends BaseCommand {
     this.app.terminating(async () => {
       await Promise.all(workers.map((worker) => worker.close()))
       await closeQueues()
+      await Promise.all(
+        connections.map((connection) => connection.quit().catch(() => connection.disconnect()))
+      )
     })
     logger.info({ queues: names, concurrency: this.concurrency }, 'worker started')
   }

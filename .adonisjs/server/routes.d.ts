@@ -5,16 +5,30 @@ type ParamValue = string | number | bigint | boolean
 export type ScannedRoutes = {
   ALL: {
     'health': { paramsTuple?: []; params?: {} }
+    'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'balance': { paramsTuple?: []; params?: {} }
+    'payments.create': { paramsTuple?: []; params?: {} }
+    'payments.create_transfer': { paramsTuple?: []; params?: {} }
+    'payments.create_flex': { paramsTuple?: []; params?: {} }
+    'payments.query': { paramsTuple?: []; params?: {} }
   }
   GET: {
     'health': { paramsTuple?: []; params?: {} }
+    'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
   }
   HEAD: {
     'health': { paramsTuple?: []; params?: {} }
+    'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
   }
   POST: {
     'balance': { paramsTuple?: []; params?: {} }
+    'payments.create': { paramsTuple?: []; params?: {} }
+    'payments.create_transfer': { paramsTuple?: []; params?: {} }
+    'payments.create_flex': { paramsTuple?: []; params?: {} }
+    'payments.query': { paramsTuple?: []; params?: {} }
   }
   PUT: {
   }

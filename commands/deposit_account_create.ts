@@ -1,0 +1,117 @@
+import { BaseCommand, flags } from '@adonisjs/core/ace'
+import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { cliActor } from '#services/audit'
+
+export default class DepositAccountCreate extends BaseCommand {
+  static commandName = 'deposit-account:create'
+  static description =
+    'Add a deposit account (bank account, PromptPay QR or external provider) to a deposit group'
+  static options: CommandOptions = { startApp: true }
+
+  @flags.string({ description: 'Deposit group; merchants draw from their group', required: true })
+  declare group: string
+
+  @flags.string({ description: 'qr, transfer or external', required: true })
+  declare channel: string
+
+  @flags.string({ description: 'Bank code, e.g. KBANK, SCB', required: true })
+  declare bank: string
+
+  @flags.string({ description: 'Account number, 10-15 digits', required: true })
+  declare accountNo: string
+
+  @flags.string({ description: 'Account holder name shown to customers', required: true })
+  declare accountName: string
+
+  @flags.string({
+    description: 'qr: PromptPay mobile number, 13-digit national/tax id or 15-digit e-wallet id',
+  })
+  declare promptpayId?: string
+
+  @flags.string({ description: 'qr: 15-digit biller id (bill-payment QR with a per-order ref1)' })
+  declare billerId?: string
+
+  @flags.string({ description: 'external: provider adapter name, e.g. sandbox' })
+  declare provider?: string
+
+  @flags.string({ description: 'external: provider settings as a JSON object' })
+  declare providerConfig?: string
+
+  @flags.string({ description: 'Smallest order amount in THB (default 20.00)' })
+  declare min?: string
+
+  @flags.string({ description: 'Largest order amount in THB (default: unlimited)' })
+  declare max?: string
+
+  @flags.string({ description: 'Orders per hour (default: unlimited)' })
+  declare hourlyCount?: string
+
+  @flags.string({ description: 'THB per hour (default: unlimited)' })
+  declare hourlyAmount?: string
+
+  @flags.string({ description: 'Orders per day, Bangkok calendar day (default: unlimited)' })
+  declare dailyCount?: string
+
+  @flags.string({ description: 'THB per day, Bangkok calendar day (default: unlimited)' })
+  declare dailyAmount?: string
+
+  @flags.number({
+    description: 'Largest satang adjustment that makes a transfer_amount unique (default 999)',
+  })
+  declare maxAdjustment?: number
+
+  @flags.number({ description: 'Higher is tried first (default 0)' })
+  declare priority?: number
+
+  @flags.boolean({ description: 'Create the account switched off' })
+  declare inactive?: boolean
+
+  @flags.boolean({ description: 'Print the account as one JSON object' })
+  declare json?: boolean
+
+  async run() {
+    const { createDepositAccount, describeLimits, describeTarget, presentDepositAccount } =
+      await import('#services/deposit_accounts')
+    const { DepositAccountError } = await import('#services/deposit_accounts')
+    try {
+      const account = await createDepositAccount(
+        {
+          group: this.group,
+          channel: this.channel,
+          bank: this.bank,
+          accountNo: this.accountNo,
+          accountName: this.accountName,
+          promptpayId: this.promptpayId,
+          billerId: this.billerId,
+          provider: this.provider,
+          providerConfig: this.providerConfig,
+          min: this.min,
+          max: this.max,
+          hourlyCount: this.hourlyCount,
+          hourlyAmount: this.hourlyAmount,
+          dailyCount: this.dailyCount,
+          dailyAmount: this.dailyAmount,
+          maxAdjustment: this.maxAdjustment,
+          priority: this.priority,
+          active: this.inactive ? false : undefined,
+        },
+        cliActor()
+      )
+      if (this.json) {
+        console.log(JSON.stringify(presentDepositAccount(account)))
+        return
+      }
+      this.logger.success(
+        `Deposit account ${account.id} created in group ${account.depositGroup}: ` +
+          `${account.channel} ${account.bank} ${account.accountNo} (${describeTarget(account)}), ` +
+          `limits ${describeLimits(account)}, priority ${account.priority}` +
+          (account.active ? '' : ', inactive')
+      )
+      console.log(`id: ${account.id}`)
+    } catch (error) {
+      if (!(error instanceof DepositAccountError)) throw error
+      for (const line of error.message.split('\n')) this.logger.error(line)
+      this.exitCode = 1
+    }
+  }
+}

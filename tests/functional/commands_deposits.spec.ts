@@ -1,0 +1,466 @@
+import { test } from '@japa/runner'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { DateTime } from 'luxon'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import AuditLog from '#models/audit_log'
+import DepositAccount from '#models/deposit_account'
+import Merchant from '#models/merchant'
+import Platform from '#models/platform'
+import { describePromptPay } from '#deposits/promptpay_qr'
+import { authBody, resetDatabase, signedPost, type TestMerchant } from '#tests/helpers/merchants'
+
+const exec = promisify(execFile)
+
+/** Runs a real `node ace` process against the test database, as an operator would. */
+async function ace(...args: string[]) {
+  const result = await exec(process.execPath, ['ace.js', ...args], {
+    cwd: app.appRoot.pathname,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+  }).catch((error) => error)
+  return {
+    code: result.code ?? 0,
+    stdout: String(result.stdout),
+    stderr: String(result.stderr),
+    output: `${result.stdout}${result.stderr}`,
+  }
+}
+
+/** The last stdout line of a --json command, parsed. */
+function lastJson(result: { stdout: string }) {
+  return JSON.parse(result.stdout.trim().split('\n').pop()!)
+}
+
+async function depositAccountCount() {
+  return Number((await db.from('deposit_accounts').count('* as total').first()).total)
+}
+
+const QR_ACCOUNT = [
+  '--group=shop-pool',
+  '--channel=qr',
+  '--bank=KBANK',
+  '--account-no=123-4-56789-0',
+  '--account-name=Shop Co., Ltd.',
+  '--promptpay-id=081-234-5678',
+]
+
+test.group('deposit-account commands', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.timeout(120_000)
+
+  test('create, update and list a deposit account, audited', async ({ assert }) => {
+    const created = await ace(
+      'deposit-account:create',
+      ...QR_ACCOUNT,
+      '--min=50.00',
+      '--max=50000',
+      '--hourly-count=30',
+      '--daily-amount=200000.50',
+      '--priority=10',
+      '--json'
+    )
+    assert.equal(created.code, 0, created.output)
+    const { id } = lastJson(created)
+
+    const account = await DepositAccount.findOrFail(id)
+    assert.equal(account.depositGroup, 'shop-pool')
+    assert.equal(account.channel, 'qr')
+    assert.equal(account.bank, 'KBANK')
+    assert.equal(account.accountNo, '1234567890')
+    assert.equal(account.accountName, 'Shop Co., Ltd.')
+    assert.equal(account.promptpayId, '0812345678')
+    assert.isNull(account.billerId)
+    assert.equal(account.minAmount, 5000)
+    assert.equal(account.maxAmount, 5_000_000)
+    assert.equal(account.hourlyCountLimit, 30)
+    assert.isNull(account.hourlyAmountLimit)
+    assert.isNull(account.dailyCountLimit)
+    assert.equal(account.dailyAmountLimit, 20_000_050)
+    assert.equal(account.maxAdjustment, 999)
+    assert.equal(account.priority, 10)
+    assert.isTrue(account.active)
+
+    const plain = await ace(
+      'deposit-account:create',
+      '--group=shop-pool',
+      '--channel=transfer',
+      '--bank=scb',
+      '--account-no=4021234567',
+      '--account-name=Shop Co., Ltd.',
+      '--inactive'
+    )
+    assert.equal(plain.code, 0, plain.output)
+    const transfer = await DepositAccount.findByOrFail('account_no', '4021234567')
+    assert.include(plain.stdout, `id: ${transfer.id}`)
+    assert.equal(transfer.bank, 'SCB')
+    assert.equal(transfer.minAmount, 2000)
+    assert.isFalse(transfer.active)
+
+    const updated = await ace(
+      'deposit-account:update',
+      String(id),
+      '--no-max',
+      '--hourly-count=none',
+      '--hourly-amount=10000',
+      '--max-adjustment=500',
+      '--inactive'
+    )
+    assert.equal(updated.code, 0, updated.output)
+    await account.refresh()
+    assert.isNull(account.maxAmount)
+    assert.isNull(account.hourlyCountLimit)
+    assert.equal(account.hourlyAmountLimit, 1_000_000)
+    assert.equal(account.maxAdjustment, 500)
+    assert.isFalse(account.active)
+    assert.equal(account.minAmount, 5000, 'options not given stay as they were')
+
+    // A biller id replaces the PromptPay id: the account becomes a bill-payment QR.
+    const biller = await ace(
+      'deposit-account:update',
+      String(id),
+      '--biller-id=010555012345678',
+      '--active'
+    )
+    assert.equal(biller.code, 0, biller.output)
+    await account.refresh()
+    assert.equal(account.billerId, '010555012345678')
+    assert.isNull(account.promptpayId)
+    assert.isTrue(account.active)
+
+    const listed = await ace('deposit-account:list', '--group=shop-pool', '--json')
+    assert.equal(listed.code, 0, listed.output)
+    const rows = lastJson(listed)
+    assert.deepEqual(
+      rows.map((row: any) => [row.id, row.channel, row.active]),
+      [
+        [id, 'qr', true],
+        [transfer.id, 'transfer', false],
+      ]
+    )
+    assert.equal(rows[0].hourly_amount, '10000.00')
+    assert.isNull(rows[0].max)
+
+    const table = await ace('deposit-account:list')
+    assert.equal(table.code, 0, table.output)
+    assert.include(table.stdout, '1234567890')
+    assert.include(table.stdout, 'biller 010555012345678')
+    assert.include(table.stdout, 'hour 10000.00 THB')
+    const none = await ace('deposit-account:list', '--group=nobody')
+    assert.include(none.output, 'No deposit accounts in group nobody')
+
+    const audits = await AuditLog.query()
+      .where('subject_type', 'deposit_account')
+      .orderBy('id')
+      .select('action', 'actor', 'subject_id', 'details')
+    assert.deepEqual(
+      audits.map((entry) => [entry.action, entry.subjectId]),
+      [
+        ['deposit_account.create', String(id)],
+        ['deposit_account.create', String(transfer.id)],
+        ['deposit_account.update', String(id)],
+        ['deposit_account.update', String(id)],
+      ]
+    )
+    for (const entry of audits) assert.match(entry.actor, /^cli:/)
+    const details =
+      typeof audits[2].details === 'string' ? JSON.parse(audits[2].details) : audits[2].details
+    assert.deepEqual(details!.max_amount, { from: 5_000_000, to: null })
+  })
+
+  test('bad input exits non-zero with a clear message and writes nothing', async ({ assert }) => {
+    const flagsFor = (channel: string, bank: string, ...extra: string[]) =>
+      [
+        '--group=g',
+        `--channel=${channel}`,
+        `--bank=${bank}`,
+        extra.some((flag) => flag.startsWith('--account-no=')) ? '' : '--account-no=1234567890',
+        '--account-name=A',
+        ...extra,
+      ].filter(Boolean)
+    const cases: Array<[string[], string]> = [
+      [flagsFor('qr', 'KBANKX', '--promptpay-id=0812345678'), 'unknown bank "KBANKX"'],
+      [flagsFor('qr', 'KBANK'), '--channel qr needs --promptpay-id'],
+      [flagsFor('qr', 'KBANK', '--promptpay-id=12345'), 'is not a mobile number'],
+      [flagsFor('qr', 'KBANK', '--biller-id=0105550123'), '--biller-id must be exactly 15 digits'],
+      [flagsFor('external', 'KTB'), '--channel external needs --provider'],
+      [flagsFor('external', 'KTB', '--provider=acme'), '"acme" is not a known deposit provider'],
+      [
+        flagsFor('transfer', 'SCB', '--promptpay-id=0812345678'),
+        'belong to --channel qr accounts only',
+      ],
+      [flagsFor('transfer', 'SCB', '--min=500', '--max=100'), '--min 500.00 is above --max 100.00'],
+      [flagsFor('transfer', 'SCB', '--min=20.001'), '--min must be a positive THB amount'],
+      [flagsFor('cash', 'SCB'), '--channel must be one of qr, transfer, external'],
+      [flagsFor('transfer', 'SCB', '--account-no=12'), '--account-no must be 10 to 15 digits'],
+    ]
+    const results = await Promise.all(cases.map(([args]) => ace('deposit-account:create', ...args)))
+    results.forEach((result, index) => {
+      assert.notEqual(result.code, 0, `case ${index}: ${result.output}`)
+      assert.include(result.output, cases[index][1], `case ${index}`)
+    })
+    assert.equal(await depositAccountCount(), 0)
+
+    // One real bank account cannot be in the pool twice: amounts would collide.
+    assert.equal((await ace('deposit-account:create', ...QR_ACCOUNT)).code, 0)
+    const twice = await ace(
+      'deposit-account:create',
+      '--group=other',
+      '--channel=transfer',
+      '--bank=KBANK',
+      '--account-no=1234567890',
+      '--account-name=Shop'
+    )
+    assert.notEqual(twice.code, 0)
+    assert.include(twice.output, 'can be in the pool only once')
+
+    const [id] = (await DepositAccount.all()).map((account) => account.id)
+    const [unknown, badLimit, toTransfer] = await Promise.all([
+      ace('deposit-account:update', '999999', '--priority=1'),
+      ace('deposit-account:update', String(id), '--daily-count=0'),
+      ace('deposit-account:update', String(id), '--channel=external'),
+    ])
+    assert.notEqual(unknown.code, 0)
+    assert.include(unknown.output, 'No deposit account with id 999999')
+    assert.notEqual(badLimit.code, 0)
+    assert.include(badLimit.output, '--daily-count must be a whole number')
+    assert.notEqual(toTransfer.code, 0)
+    assert.include(toTransfer.output, '--channel external needs --provider')
+    const account = await DepositAccount.findOrFail(id)
+    assert.equal(account.channel, 'qr')
+    assert.isNull(account.dailyCountLimit)
+  })
+})
+
+test.group('merchant:configure and platform:configure', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.timeout(120_000)
+
+  async function platformAndMerchant() {
+    assert200(await ace('platform:create', '--code=shop', '--payment-page-domain=pay.shop.test'))
+    const created = await ace('merchant:create', '--platform=shop', '--name=Shop', '--json')
+    assert200(created)
+    return lastJson(created) as { merchant_id: string; token: string; secret: string }
+  }
+
+  function assert200(result: { code: number; output: string }) {
+    if (result.code !== 0) throw new Error(`command failed: ${result.output}`)
+  }
+
+  test('merchant:configure sets deposit group, TTL, permissions and status', async ({ assert }) => {
+    const { merchant_id: merchantId } = await platformAndMerchant()
+    const configured = await ace(
+      'merchant:configure',
+      merchantId,
+      '--deposit-group=shop-pool',
+      '--order-ttl=600',
+      '--payments=off',
+      '--payment-fee-rate=150',
+      '--withdraw-fee=10.00',
+      '--status=suspended',
+      '--json'
+    )
+    assert.equal(configured.code, 0, configured.output)
+    const printed = lastJson(configured)
+    assert.equal(printed.deposit_group, 'shop-pool')
+    assert.equal(printed.order_ttl_seconds, 600)
+    assert.equal(printed.payments, 'off')
+    assert.equal(printed.status, 'suspended')
+    assert.include(printed.warnings.join(' '), 'no active deposit account')
+
+    let merchant = await Merchant.findByOrFail('merchant_id', merchantId)
+    assert.equal(merchant.depositGroup, 'shop-pool')
+    assert.equal(merchant.orderTtlSeconds, 600)
+    assert.isFalse(merchant.paymentEnabled)
+    assert.equal(merchant.paymentFeeRateBps, 150)
+    assert.equal(merchant.withdrawFeeFlat, 1000)
+    assert.equal(merchant.status, 'suspended')
+
+    const back = await ace(
+      'merchant:configure',
+      merchantId,
+      '--no-deposit-group',
+      '--payments=on',
+      '--status=active'
+    )
+    assert.equal(back.code, 0, back.output)
+    assert.include(back.stdout, 'order_ttl_seconds')
+    merchant = await Merchant.findByOrFail('merchant_id', merchantId)
+    assert.isNull(merchant.depositGroup)
+    assert.isTrue(merchant.paymentEnabled)
+    assert.equal(merchant.status, 'active')
+
+    const [shortTtl, longTtl, badSwitch, badStatus, unknown] = await Promise.all([
+      ace('merchant:configure', merchantId, '--order-ttl=59'),
+      ace('merchant:configure', merchantId, '--order-ttl=86401'),
+      ace('merchant:configure', merchantId, '--payments=maybe'),
+      ace('merchant:configure', merchantId, '--status=closed'),
+      ace('merchant:configure', 'NOSUCH1', '--order-ttl=600'),
+    ])
+    for (const result of [shortTtl, longTtl]) {
+      assert.notEqual(result.code, 0)
+      assert.include(result.output, '--order-ttl must be a whole number from 60 to 86400')
+    }
+    assert.notEqual(badSwitch.code, 0)
+    assert.include(badSwitch.output, '--payments must be on or off')
+    assert.notEqual(badStatus.code, 0)
+    assert.notEqual(unknown.code, 0)
+    assert.include(unknown.output, 'No merchant with merchant_id NOSUCH1')
+    merchant = await Merchant.findByOrFail('merchant_id', merchantId)
+    assert.equal(merchant.orderTtlSeconds, 600)
+
+    const audits = await AuditLog.query().where('action', 'merchant.configure')
+    assert.lengthOf(audits, 2)
+    assert.equal(audits[0].subjectId, merchantId)
+  })
+
+  test('platform:configure sets the killswitch, hours and payment page domain', async ({
+    assert,
+  }) => {
+    await platformAndMerchant()
+    const configured = await ace(
+      'platform:configure',
+      'shop',
+      '--deposits=off',
+      '--deposit-hours=22:00-06:00',
+      '--settlement-hours=09:00-17:30',
+      '--payment-page-domain=Pay.Other.test',
+      '--json'
+    )
+    assert.equal(configured.code, 0, configured.output)
+    assert.deepInclude(lastJson(configured), {
+      deposits: 'off',
+      deposit_hours: '22:00-06:00',
+      settlement_hours: '09:00-17:30',
+      payment_page_domain: 'pay.other.test',
+    })
+    let platform = await Platform.findByOrFail('code', 'shop')
+    assert.isFalse(platform.depositEnabled)
+    assert.equal(platform.depositOpenFrom, '22:00')
+    assert.equal(platform.depositOpenTo, '06:00')
+    assert.equal(platform.settlementOpenFrom, '09:00')
+    assert.equal(platform.settlementOpenTo, '17:30')
+    assert.equal(platform.paymentPageDomain, 'pay.other.test')
+
+    const cleared = await ace(
+      'platform:configure',
+      'shop',
+      '--deposits=on',
+      '--deposit-hours=always',
+      '--no-payment-page-domain'
+    )
+    assert.equal(cleared.code, 0, cleared.output)
+    platform = await Platform.findByOrFail('code', 'shop')
+    assert.isTrue(platform.depositEnabled)
+    assert.isNull(platform.depositOpenFrom)
+    assert.isNull(platform.depositOpenTo)
+    assert.isNull(platform.paymentPageDomain)
+    assert.equal(platform.settlementOpenFrom, '09:00', 'options not given stay as they were')
+
+    const bad = await Promise.all([
+      ace('platform:configure', 'shop', '--deposit-hours=25:00-06:00'),
+      ace('platform:configure', 'shop', '--deposit-hours=9-17'),
+      ace('platform:configure', 'shop', '--settlement-hours=10:00-10:00'),
+      ace('platform:configure', 'shop', '--deposits=maybe'),
+      ace('platform:configure', 'shop', '--payment-page-domain=https://pay.example.com/'),
+      ace('platform:configure', 'nope', '--deposits=off'),
+    ])
+    for (const result of bad) assert.notEqual(result.code, 0, result.output)
+    assert.include(bad[0].output, '--deposit-hours must be HH:mm-HH:mm')
+    assert.include(bad[1].output, '--deposit-hours must be HH:mm-HH:mm')
+    assert.include(bad[2].output, 'use "always"')
+    assert.include(bad[5].output, 'Platform "nope" does not exist')
+    platform = await Platform.findByOrFail('code', 'shop')
+    assert.isTrue(platform.depositEnabled)
+    assert.isNull(platform.depositOpenFrom)
+
+    const audits = await AuditLog.query().where('action', 'platform.configure')
+    assert.lengthOf(audits, 2)
+  })
+
+  test('a merchant configured only through the commands takes a QR payment', async ({ assert }) => {
+    const credentials = await platformAndMerchant()
+    const commands = [
+      ['deposit-account:create', ...QR_ACCOUNT, '--max=1000.00', '--priority=5'],
+      [
+        'merchant:configure',
+        credentials.merchant_id,
+        '--deposit-group=shop-pool',
+        '--order-ttl=600',
+      ],
+    ]
+    for (const command of commands) {
+      const result = await ace(...command)
+      assert.equal(result.code, 0, result.output)
+    }
+
+    const merchant = await Merchant.findByOrFail('merchant_id', credentials.merchant_id)
+    const who: TestMerchant = {
+      merchant,
+      merchantId: merchant.merchantId,
+      token: credentials.token,
+      secret: credentials.secret,
+    }
+    const order = (merchantOrderId: string) =>
+      signedPost(
+        '/payment/create',
+        who,
+        authBody(who, {
+          merchant_order_id: merchantOrderId,
+          amount: '100.00',
+          bank: 'KBANK',
+          account_name: 'Somchai Jaidee',
+          account_no: '1234567890',
+        })
+      )
+
+    const response = await order('CLI1')
+    assert.equal(response.status, 200, response.text)
+    const data = response.json.data
+    assert.equal(data.payment_type, 'QR')
+    const qr = describePromptPay(data.qrcode)
+    assert.equal(qr.type, 'promptpay')
+    assert.equal(qr.proxy, '0066812345678')
+    assert.equal(qr.amountSatang, Math.round(data.transfer_amount * 100))
+    assert.equal(data.payment_url, `https://pay.shop.test/pay/${data.uuid}`)
+    const orderAt = DateTime.fromFormat(data.order_datetime, 'yyyy-LL-dd HH:mm:ss')
+    const expireAt = DateTime.fromFormat(data.expire_datetime, 'yyyy-LL-dd HH:mm:ss')
+    assert.equal(expireAt.diff(orderAt, 'seconds').seconds, 600)
+
+    // The platform's killswitch and hours, set by command, govern the next calls.
+    assert.equal((await ace('platform:configure', 'shop', '--deposits=off')).code, 0)
+    const switchedOff = await order('CLI2')
+    assert.equal(switchedOff.status, 503, switchedOff.text)
+    assert.deepEqual(switchedOff.json.data, { code: 'killswitch_off' })
+
+    const hour = DateTime.now().setZone('Asia/Bangkok').hour
+    const closed = `${pad((hour + 2) % 24)}:00-${pad((hour + 3) % 24)}:00`
+    assert.equal(
+      (await ace('platform:configure', 'shop', '--deposits=on', `--deposit-hours=${closed}`)).code,
+      0
+    )
+    const outside = await order('CLI3')
+    assert.equal(outside.status, 503, outside.text)
+    assert.deepEqual(outside.json.data, { code: 'outside_open_period' })
+
+    // Over the account's --max, no account can take the order.
+    assert.equal((await ace('platform:configure', 'shop', '--deposit-hours=always')).code, 0)
+    const tooLarge = await signedPost(
+      '/payment/create',
+      who,
+      authBody(who, {
+        merchant_order_id: 'CLI4',
+        amount: '1000.01',
+        bank: 'KBANK',
+        account_name: 'Somchai Jaidee',
+        account_no: '1234567890',
+      })
+    )
+    assert.equal(tooLarge.status, 503, tooLarge.text)
+    assert.equal((await order('CLI5')).status, 200)
+  })
+})
+
+function pad(value: number) {
+  return String(value).padStart(2, '0')
+}
