@@ -54,8 +54,9 @@ test.group('payment expiry', (group) => {
     const order = await createOrder(who, 'EXP1', 'https://merchant.example.test/cb')
     assert.equal(order.slotAmount, 10000)
 
+    const connection = bullConnection()
     const worker = new Worker('payments', async (job) => (await HANDLERS[job.name]())(job), {
-      connection: bullConnection(),
+      connection,
       prefix: queuePrefix,
     })
     try {
@@ -63,6 +64,8 @@ test.group('payment expiry', (group) => {
       assert.isTrue(expired, `order still ${order.status}`)
     } finally {
       await worker.close()
+      // BullMQ does not close a connection it was handed.
+      await connection.quit()
     }
     assert.equal(order.errorReason, 'expired')
     assert.isNull(order.slotAmount)
