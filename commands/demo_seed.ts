@@ -89,7 +89,12 @@ export default class DemoSeed extends BaseCommand {
       for (const account of DEMO_DEPOSIT_ACCOUNTS) {
         await createDepositAccount({ group: 'demo', ...account }, actor)
       }
-      await configureMerchant(merchant.merchantId, { depositGroup: 'demo' }, actor)
+      // Payouts through the sandbox bank, with a 5.00 withdraw fee and a 20.00 settlement fee.
+      await configureMerchant(
+        merchant.merchantId,
+        { depositGroup: 'demo', payoutRoute: 'sandbox', withdrawFee: '5.00', settlementFee: '20.00' },
+        actor
+      )
       credentials = { merchant_id: merchant.merchantId, ...issued }
       await mkdir(this.app.tmpPath(), { recursive: true })
       await writeFile(file, JSON.stringify(credentials, null, 2), { mode: 0o600 })

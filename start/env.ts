@@ -45,6 +45,8 @@ export default await Env.create(new URL('../', import.meta.url), {
   TRUSTED_PROXIES: Env.schema.string.optional(),
 
   API_TIME_TOLERANCE_SECONDS: Env.schema.number.optional(),
+  PAYOUT_HOLD_SECONDS: Env.schema.number.optional(),
+  SANDBOX_BANK_DELAY_MS: Env.schema.number.optional(),
   API_BODY_LIMIT_BYTES: Env.schema.number.optional(),
   CREDENTIAL_GRACE_SECONDS: Env.schema.number.optional(),
 })

@@ -10,6 +10,7 @@ import '#merchant_api/context'
 const HealthController = () => import('#controllers/health_controller')
 const BalanceController = () => import('#controllers/balance_controller')
 const PaymentsController = () => import('#controllers/payments_controller')
+const PayoutsController = () => import('#controllers/payouts_controller')
 
 const PaymentPageController = () => import('#controllers/payment_page_controller')
 
@@ -46,3 +47,7 @@ merchantEndpoint('/payment/create', [PaymentsController, 'create'])
 merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'])
 merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'])
 merchantEndpoint('/payment/query', [PaymentsController, 'query'])
+merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'])
+merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'])
+merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'])
+merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'])

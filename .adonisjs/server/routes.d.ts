@@ -12,6 +12,10 @@ export type ScannedRoutes = {
     'payments.create_transfer': { paramsTuple?: []; params?: {} }
     'payments.create_flex': { paramsTuple?: []; params?: {} }
     'payments.query': { paramsTuple?: []; params?: {} }
+    'payouts.create_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.create_settlement': { paramsTuple?: []; params?: {} }
+    'payouts.query_settlement': { paramsTuple?: []; params?: {} }
   }
   GET: {
     'health': { paramsTuple?: []; params?: {} }
@@ -29,6 +33,10 @@ export type ScannedRoutes = {
     'payments.create_transfer': { paramsTuple?: []; params?: {} }
     'payments.create_flex': { paramsTuple?: []; params?: {} }
     'payments.query': { paramsTuple?: []; params?: {} }
+    'payouts.create_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.create_settlement': { paramsTuple?: []; params?: {} }
+    'payouts.query_settlement': { paramsTuple?: []; params?: {} }
   }
   PUT: {
   }

@@ -9,4 +9,12 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/expire_payment_job')).default as Handler,
   [JOBS.sweepExpiredPayments.name]: async () =>
     (await import('#jobs/sweep_expired_payments_job')).default as Handler,
+  [JOBS.dispatchPayout.name]: async () =>
+    (await import('#jobs/dispatch_payout_job')).default as Handler,
+  [JOBS.releasePayoutHold.name]: async () =>
+    (await import('#jobs/release_payout_hold_job')).default as Handler,
+  [JOBS.sandboxBankOutcome.name]: async () =>
+    (await import('#jobs/sandbox_bank_outcome_job')).default as Handler,
+  [JOBS.sweepPayouts.name]: async () =>
+    (await import('#jobs/sweep_payouts_job')).default as Handler,
 }

@@ -3,7 +3,7 @@
  * place. Jobs are idempotent: BullMQ delivers at least once, so a handler that
  * runs twice must leave the same result as running once.
  */
-export const QUEUE_NAMES = ['payments'] as const
+export const QUEUE_NAMES = ['payments', 'payouts'] as const
 export type QueueName = (typeof QUEUE_NAMES)[number]
 
 export interface JobDefinition {
@@ -28,6 +28,34 @@ export const JOBS = {
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   },
+  /** Hands a new withdraw/settlement order to its payout connector. */
+  dispatchPayout: {
+    queue: 'payouts',
+    name: 'payout.dispatch',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** Returns a hold to balance when the payout is still open after the hold period. */
+  releasePayoutHold: {
+    queue: 'payouts',
+    name: 'payout.release-hold',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** The sandbox bank's answer to a transfer it accepted. */
+  sandboxBankOutcome: {
+    queue: 'payouts',
+    name: 'payout.sandbox-outcome',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 2000 },
+  },
+  /** Safety net: dispatches orders stuck in new, releases overdue holds. */
+  sweepPayouts: {
+    queue: 'payouts',
+    name: 'payout.sweep',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
 } as const satisfies Record<string, JobDefinition>
 
 export type JobKey = keyof typeof JOBS
@@ -35,4 +63,5 @@ export type JobKey = keyof typeof JOBS
 /** Repeatable jobs, registered as BullMQ job schedulers (one per id, whatever the number of workers). */
 export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   { id: 'sweep-expired-payments', job: 'sweepExpiredPayments', everyMs: 60_000 },
+  { id: 'sweep-payouts', job: 'sweepPayouts', everyMs: 60_000 },
 ]

@@ -1,3 +1,4 @@
+import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import db from '@adonisjs/lucid/services/db'
 import Merchant from '#models/merchant'
 import Platform from '#models/platform'
@@ -102,8 +103,8 @@ export async function configureMerchant(
       run(() =>
         nameOrNull(
           changes.payoutRoute!,
-          (value) => PAYOUT_ROUTE.test(value),
-          'payout route: 1-64 letters, digits, ".", "-" or "_"'
+          (value) => PAYOUT_ROUTE.test(value) && PAYOUT_CONNECTOR_NAMES.includes(value),
+          `payout route: one of ${PAYOUT_CONNECTOR_NAMES.join(', ')}`
         )
       )
     )

@@ -1,0 +1,7 @@
+import type { Job } from 'bullmq'
+import { releasePayoutHold } from '#payouts/complete_payout'
+
+/** payout.release-hold — idempotent: only a still-held, overdue hold is released. */
+export default async function releasePayoutHoldJob(job: Job<{ payoutOrderId: number }>) {
+  return { released: await releasePayoutHold(Number(job.data.payoutOrderId)) }
+}

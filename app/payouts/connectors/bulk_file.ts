@@ -1,0 +1,15 @@
+import type { PayoutConnector, SubmitResult } from '#payouts/connectors/payout_connector'
+
+/**
+ * Payouts made by uploading a bulk transfer file to the bank's portal. Orders
+ * wait in `queue` until `payouts:export` writes them to a CSV per destination
+ * bank and moves them to `pending`; the bank statement (debit lines) later
+ * confirms or fails each one.
+ */
+export class BulkFileConnector implements PayoutConnector {
+  readonly name = 'bulk_file'
+
+  async submit(): Promise<SubmitResult> {
+    return { state: 'queued' }
+  }
+}
