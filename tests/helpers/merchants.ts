@@ -153,3 +153,20 @@ export async function createDepositMerchant(settings: Partial<Record<string, unk
   await who.merchant.save()
   return who
 }
+
+/** A merchant paying out through the sandbox bank, with `balance` satang available. */
+export async function createPayoutMerchant(balance = 0, settings: Partial<Record<string, unknown>> = {}) {
+  const who = await createTestMerchant()
+  who.merchant.merge({ payoutRoute: 'sandbox', ...settings })
+  await who.merchant.save()
+  if (balance > 0) await creditMerchant(who.merchant, 'available', balance)
+  return who
+}
+
+export const PAYOUT_FIELDS = {
+  merchant_order_id: 'W1',
+  amount: '100.00',
+  bank: 'KBANK',
+  account_name: 'Somchai Jaidee',
+  account_no: '1234567890',
+}
