@@ -6,6 +6,8 @@ process.env.NODE_ENV = 'test'
 // The functional suite plays a TLS-terminating proxy from 127.0.0.1 and untrusted
 // clients from other loopback addresses (127.0.0.2, ...).
 process.env.TRUSTED_PROXIES ??= '127.0.0.1'
+// The sandbox bank answers quickly in tests.
+process.env.SANDBOX_BANK_DELAY_MS ??= '200'
 
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
