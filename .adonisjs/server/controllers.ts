@@ -8,4 +8,5 @@ export const controllers = {
   Health: () => import('#controllers/health_controller'),
   PaymentPage: () => import('#controllers/payment_page_controller'),
   Payments: () => import('#controllers/payments_controller'),
+  Payouts: () => import('#controllers/payouts_controller'),
 }
