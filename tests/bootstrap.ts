@@ -2,18 +2,31 @@ import { assert } from '@japa/assert'
 import app from '@adonisjs/core/services/app'
 import type { Config } from '@japa/runner/types'
 import { pluginAdonisJS } from '@japa/plugin-adonisjs'
-import testUtils from '@adonisjs/core/services/test_utils'
 import { startTestServers } from '#tests/helpers/servers'
 
 export const plugins: Config['plugins'] = [assert(), pluginAdonisJS(app)]
 
 /**
- * The test database is migrated from scratch once per run; each test group
- * truncates what it touches (tests that run concurrent requests cannot live
- * inside one wrapping transaction).
+ * The test database is rebuilt from the migrations once per run; each test
+ * group truncates what it touches (tests that run concurrent requests cannot
+ * live inside one wrapping transaction). Migration locks are MySQL advisory
+ * locks, global to the server: they are disabled so that two runs on two test
+ * databases do not block each other.
  */
+async function rebuildTestDatabase() {
+  const ace = await app.container.make('ace')
+  // Not migration:fresh: it hands --disable-locks on to db:wipe, which refuses it.
+  for (const [name, args] of [
+    ['db:wipe', []],
+    ['migration:run', ['--disable-locks', '--compact-output', '--no-schema-generate']],
+  ] as const) {
+    const command = await ace.exec(name, [...args])
+    if (command.exitCode) throw command.error ?? new Error(`${name} failed`)
+  }
+}
+
 export const runnerHooks: Required<Pick<Config, 'setup' | 'teardown'>> = {
-  setup: [() => testUtils.db().migrate()],
+  setup: [rebuildTestDatabase],
   teardown: [],
 }
 
