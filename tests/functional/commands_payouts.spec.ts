@@ -1,0 +1,324 @@
+import { test } from '@japa/runner'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import AuditLog from '#models/audit_log'
+import PayoutOrder from '#models/payout_order'
+import { verifyLedger } from '#ledger/verify'
+import { completePayout } from '#payouts/complete_payout'
+import { dispatchPayout } from '#payouts/dispatch_payout'
+import {
+  authBody,
+  createPayoutMerchant,
+  PAYOUT_FIELDS,
+  resetDatabase,
+  signedPost,
+  type TestMerchant,
+} from '#tests/helpers/merchants'
+
+const exec = promisify(execFile)
+
+/** Runs a real `node ace` process against the test database, as an operator would. */
+async function ace(...args: string[]) {
+  const result = await exec(process.execPath, ['ace.js', ...args], {
+    cwd: app.appRoot.pathname,
+    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+  }).catch((error) => error)
+  return {
+    code: result.code ?? 0,
+    stdout: String(result.stdout),
+    stderr: String(result.stderr),
+    output: `${result.stdout}${result.stderr}`,
+  }
+}
+
+/** The last stdout line of a --json command, parsed. */
+function lastJson(result: { stdout: string }) {
+  return JSON.parse(result.stdout.trim().split('\n').pop()!)
+}
+
+async function balanceOf(who: TestMerchant) {
+  const response = await signedPost('/balance', who, authBody(who))
+  if (response.status !== 200) throw new Error(response.text)
+  return response.json.data
+}
+
+async function registeredAccounts(who: TestMerchant) {
+  const rows = await db
+    .from('merchant_settlement_accounts')
+    .where('merchant_id', who.merchant.id)
+    .orderBy('id')
+  return rows.map((row) => `${row.bank}:${row.account_no}`)
+}
+
+test.group('payout operator commands', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.timeout(60_000)
+
+  test('merchant:settlement-accounts edits the list that /thb-settlement/create enforces', async ({
+    assert,
+  }) => {
+    const who = await createPayoutMerchant(10_000_00, { settlementFeeFlat: 25_00 })
+    const id = who.merchantId
+
+    const empty = await ace('merchant:settlement-accounts', id)
+    assert.equal(empty.code, 0, empty.output)
+    assert.include(empty.stdout, `${id}: no registered settlement accounts`)
+
+    const added = await ace(
+      'merchant:settlement-accounts',
+      id,
+      '--add=KBANK:1234567890',
+      '--add=SCB:1112223334'
+    )
+    assert.equal(added.code, 0, added.output)
+    assert.include(added.stdout, `${id} settles only to: KBANK:1234567890, SCB:1112223334`)
+    assert.deepEqual(await registeredAccounts(who), ['KBANK:1234567890', 'SCB:1112223334'])
+
+    const removed = await ace('merchant:settlement-accounts', id, '--remove=SCB:1112223334')
+    assert.equal(removed.code, 0, removed.output)
+    assert.include(removed.stdout, `${id} settles only to: KBANK:1234567890`)
+    assert.deepEqual(await registeredAccounts(who), ['KBANK:1234567890'])
+
+    // Bad input: too few digits, unknown bank, no colon; unknown merchant.
+    for (const entry of ['KBANK:12345', 'NOPE:1234567890', 'KBANK1234567890']) {
+      const bad = await ace('merchant:settlement-accounts', id, `--add=${entry}`)
+      assert.equal(bad.code, 1, `${entry}: ${bad.output}`)
+      assert.include(bad.output, 'is not BANK:ACCOUNT_NO', entry)
+    }
+    const unknown = await ace('merchant:settlement-accounts', 'NOSUCH1', '--add=KBANK:1234567890')
+    assert.equal(unknown.code, 1, unknown.output)
+    assert.include(unknown.output, 'No merchant with merchant_id NOSUCH1')
+    assert.deepEqual(await registeredAccounts(who), ['KBANK:1234567890'])
+
+    const audits = await AuditLog.query()
+      .where('subject_id', id)
+      .whereIn('action', ['merchant.settlement_account.add', 'merchant.settlement_account.remove'])
+      .orderBy('id')
+    assert.deepEqual(
+      audits.map((audit) => [audit.action, audit.details]),
+      [
+        ['merchant.settlement_account.add', { bank: 'KBANK', account_no: '1234567890' }],
+        ['merchant.settlement_account.add', { bank: 'SCB', account_no: '1112223334' }],
+        ['merchant.settlement_account.remove', { bank: 'SCB', account_no: '1112223334' }],
+      ]
+    )
+    assert.isTrue(audits.every((audit) => audit.actor.startsWith('cli:')))
+
+    // The removed account and any other one are refused, before any money moves.
+    for (const [bank, accountNo] of [
+      ['SCB', '1112223334'],
+      ['KBANK', '9999999999'],
+      ['BBL', '1234567890'],
+    ]) {
+      const refused = await signedPost(
+        '/thb-settlement/create',
+        who,
+        authBody(who, {
+          ...PAYOUT_FIELDS,
+          merchant_order_id: `S${bank}${accountNo}`,
+          amount: '500.00',
+          bank,
+          account_no: accountNo,
+        })
+      )
+      assert.equal(refused.status, 400, refused.text)
+      assert.equal(refused.json.error, 'invalid-inputs')
+      assert.include(refused.json.message, `${bank} ${accountNo}`)
+      assert.include(refused.json.message, 'registered settlement accounts')
+    }
+    assert.deepEqual(await balanceOf(who), {
+      balance: 10000,
+      freeze_balance: 0,
+      unsettle_balance: 0,
+    })
+
+    // The registered account is accepted, also written with separators.
+    for (const [orderId, accountNo] of [
+      ['S1', '1234567890'],
+      ['S2', '123-4-56789-0'],
+    ]) {
+      const ok = await signedPost(
+        '/thb-settlement/create',
+        who,
+        authBody(who, {
+          ...PAYOUT_FIELDS,
+          merchant_order_id: orderId,
+          amount: '500.00',
+          bank: 'KBANK',
+          account_no: accountNo,
+        })
+      )
+      assert.equal(ok.status, 200, ok.text)
+      assert.equal(ok.json.data.account_no, '1234567890')
+      assert.equal(ok.json.data.fee, 25)
+      assert.equal(ok.json.data.status, 'open')
+    }
+    assert.deepEqual(await balanceOf(who), {
+      balance: 8950,
+      freeze_balance: 1050,
+      unsettle_balance: 0,
+    })
+  })
+
+  test('payouts:export writes one CSV per bank, once, and the exported orders complete', async ({
+    assert,
+    cleanup,
+  }) => {
+    const directory = await mkdtemp(join(tmpdir(), 'gw-payouts-'))
+    cleanup(() => rm(directory, { recursive: true, force: true }))
+
+    const who = await createPayoutMerchant(10_000_00, {
+      payoutRoute: 'bulk_file',
+      withdrawFeeFlat: 10_00,
+    })
+    const requests = [
+      { amount: '1500.50', bank: 'KBANK', account_no: '1234567890', account_name: '=SUM(A1:A9)' },
+      { amount: '250', bank: 'SCB', account_no: '1112223334', account_name: 'Doe, John' },
+      { amount: 99.9, bank: 'KBANK', account_no: '5556667778', account_name: '+66 Somchai "Sam"' },
+    ]
+    const orders: PayoutOrder[] = []
+    for (const [index, fields] of requests.entries()) {
+      const response = await signedPost(
+        '/withdraw/create',
+        who,
+        authBody(who, { merchant_order_id: `B${index + 1}`, ...fields })
+      )
+      assert.equal(response.status, 200, response.text)
+      const order = await PayoutOrder.query()
+        .where('platform_order_id', response.json.data.platform_order_id)
+        .firstOrFail()
+      assert.equal(order.connector, 'bulk_file')
+      // The bulk-file connector leaves the order waiting for a file.
+      assert.equal(await dispatchPayout(order.id), 'queued')
+      await order.refresh()
+      assert.equal(order.status, 'queue')
+      orders.push(order)
+    }
+    const [first, second, third] = orders
+    // Holds: 1510.50 + 260.00 + 109.90.
+    assert.deepEqual(await balanceOf(who), {
+      balance: 8119.6,
+      freeze_balance: 1880.4,
+      unsettle_balance: 0,
+    })
+
+    const unknownBank = await ace('payouts:export', `--out=${directory}`, '--bank=NOPE', '--json')
+    assert.equal(unknownBank.code, 1, unknownBank.output)
+    assert.deepEqual(await readdir(directory), [])
+
+    const exported = await ace('payouts:export', `--out=${directory}`, '--json')
+    assert.equal(exported.code, 0, exported.output)
+    const result = lastJson(exported)
+    assert.match(result.batchId, /^B\d{14}[A-Z0-9]{6}$/)
+    assert.deepEqual(
+      result.files.map((file: Record<string, unknown>) => ({ ...file })),
+      [
+        {
+          bank: 'KBANK',
+          path: join(directory, `${result.batchId}-KBANK.csv`),
+          orders: 2,
+          total: '1600.40',
+        },
+        {
+          bank: 'SCB',
+          path: join(directory, `${result.batchId}-SCB.csv`),
+          orders: 1,
+          total: '250.00',
+        },
+      ]
+    )
+    assert.sameMembers(await readdir(directory), [
+      `${result.batchId}-KBANK.csv`,
+      `${result.batchId}-SCB.csv`,
+    ])
+
+    const header = 'reference,bank_code,bank,account_no,account_name,amount'
+    const kbank = await readFile(join(directory, `${result.batchId}-KBANK.csv`), 'utf8')
+    assert.equal(
+      kbank,
+      [
+        header,
+        // A leading = or + would run as a formula in a spreadsheet: prefixed with '.
+        `${first.platformOrderId},004,KBANK,1234567890,'=SUM(A1:A9),1500.50`,
+        `${third.platformOrderId},004,KBANK,5556667778,"'+66 Somchai ""Sam""",99.90`,
+        '',
+      ].join('\r\n')
+    )
+    const scb = await readFile(join(directory, `${result.batchId}-SCB.csv`), 'utf8')
+    assert.equal(
+      scb,
+      [header, `${second.platformOrderId},014,SCB,1112223334,"Doe, John",250.00`, ''].join('\r\n')
+    )
+
+    for (const order of orders) {
+      await order.refresh()
+      assert.equal(order.status, 'pending')
+      assert.equal(order.batchId, result.batchId)
+      assert.equal(order.connectorReference, order.platformOrderId)
+      assert.equal(order.holdState, 'held')
+    }
+    const audit = await AuditLog.query().where('action', 'payouts.export').firstOrFail()
+    assert.equal(audit.subjectId, result.batchId)
+
+    // Exported orders are not exported again.
+    const again = await ace('payouts:export', `--out=${directory}`, '--json')
+    assert.equal(again.code, 0, again.output)
+    assert.deepEqual(lastJson(again).files, [])
+    assert.lengthOf(await readdir(directory), 2)
+    assert.lengthOf(await AuditLog.query().where('action', 'payouts.export'), 1)
+
+    // The bank statement confirms one line and fails another.
+    assert.isTrue(await completePayout(first.id, { success: true }))
+    assert.isTrue(await completePayout(second.id, { success: false, reason: 'account_closed' }))
+    assert.deepEqual(await balanceOf(who), {
+      balance: 8379.6,
+      freeze_balance: 109.9,
+      unsettle_balance: 0,
+    })
+    const query = await signedPost(
+      '/withdraw/query',
+      who,
+      authBody(who, { platform_order_id: first.platformOrderId })
+    )
+    assert.equal(query.status, 200, query.text)
+    assert.equal(query.json.data.status, 'success')
+    assert.isString(query.json.data.done_datetime)
+    assert.deepEqual((await verifyLedger()).drifts, [])
+  })
+
+  test('merchant:configure --payout-route accepts only known connectors', async ({ assert }) => {
+    const who = await createPayoutMerchant(1_000_00)
+
+    const unknown = await ace('merchant:configure', who.merchantId, '--payout-route=nosuch')
+    assert.equal(unknown.code, 1, unknown.output)
+    assert.include(unknown.output, 'payout route: one of sandbox, bulk_file')
+    await who.merchant.refresh()
+    assert.equal(who.merchant.payoutRoute, 'sandbox')
+
+    const changed = await ace(
+      'merchant:configure',
+      who.merchantId,
+      '--payout-route=bulk_file',
+      '--json'
+    )
+    assert.equal(changed.code, 0, changed.output)
+    assert.equal(lastJson(changed).payout_route, 'bulk_file')
+    assert.deepEqual(lastJson(changed).changed, ['payout_route'])
+
+    const cleared = await ace('merchant:configure', who.merchantId, '--no-payout-route', '--json')
+    assert.equal(cleared.code, 0, cleared.output)
+    assert.isNull(lastJson(cleared).payout_route)
+    const response = await signedPost(
+      '/withdraw/create',
+      who,
+      authBody(who, { ...PAYOUT_FIELDS, amount: '50.00' })
+    )
+    assert.equal(response.status, 404, response.text)
+    assert.equal(response.json.error, 'not-found')
+  })
+})
