@@ -48,12 +48,27 @@ export async function verifyLedger(): Promise<{
         expected.set(row.merchant_id, entry)
       }
 
+      // From merchants, not from merchant_balances: a deleted projection row is drift too.
       const balances = await trx
-        .from('merchant_balances')
-        .join('merchants', 'merchants.id', 'merchant_balances.merchant_id')
-        .select('merchant_balances.*', 'merchants.merchant_id as public_id')
+        .from('merchants')
+        .leftJoin('merchant_balances', 'merchants.id', 'merchant_balances.merchant_id')
+        .select(
+          'merchants.id as merchant_id',
+          'merchants.merchant_id as public_id',
+          'merchant_balances.merchant_id as projected_for',
+          'merchant_balances.balance',
+          'merchant_balances.freeze_balance',
+          'merchant_balances.unsettle_balance'
+        )
       for (const row of balances) {
         const want = expected.get(row.merchant_id) ?? {}
+        if (row.projected_for === null) {
+          drifts.push({
+            kind: 'projection_drift',
+            detail: `merchant ${row.public_id} has no balance row`,
+          })
+          continue
+        }
         for (const column of Object.values(MERCHANT_ACCOUNTS)) {
           const projected = BigInt(row[column])
           const fromEntries = want[column] ?? 0n

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#models/payout_order'
@@ -19,11 +19,26 @@ function csvField(value: string) {
 /**
  * Writes every bulk-file payout waiting in `queue` to one CSV per destination
  * bank and moves the exported orders to `pending` under one batch id, in one
- * transaction (an order is exported once). The bank's statement later
- * confirms or fails each line by its reference (the platform_order_id).
+ * transaction (an order is exported once). The files are written as
+ * `.partial` and only get their final name once the orders are committed as
+ * exported: a file that can be uploaded always matches pending orders, and a
+ * failed export leaves no file that a later export would duplicate.
  */
 export async function exportBulkPayouts(directory: string, bank?: BankCode) {
   const batchId = `B${DateTime.utc().toFormat('yyyyLLddHHmmss')}${randomString(6, UPPER_ALPHANUMERIC)}`
+  const partials: string[] = []
+  let result: Awaited<ReturnType<typeof writeBatch>>
+  try {
+    result = await writeBatch(directory, batchId, partials, bank)
+  } catch (error) {
+    await Promise.all(partials.map((path) => rm(path, { force: true })))
+    throw error
+  }
+  for (const file of result.files) await rename(`${file.path}.partial`, file.path)
+  return result
+}
+
+async function writeBatch(directory: string, batchId: string, partials: string[], bank?: BankCode) {
   return db.transaction(async (trx) => {
     const query = PayoutOrder.query({ client: trx })
       .where('connector', 'bulk_file')
@@ -54,7 +69,8 @@ export async function exportBulkPayouts(directory: string, bank?: BankCode) {
         )
       }
       const path = join(directory, `${batchId}-${code}.csv`)
-      await writeFile(path, lines.join('\r\n') + '\r\n')
+      partials.push(`${path}.partial`)
+      await writeFile(`${path}.partial`, lines.join('\r\n') + '\r\n')
       files.push({
         bank: code,
         path,

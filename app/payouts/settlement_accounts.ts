@@ -33,10 +33,13 @@ export async function addSettlementAccount(merchant: Merchant, entry: string, ac
 
 export async function removeSettlementAccount(merchant: Merchant, entry: string, actor: string) {
   const { bank, accountNo } = parse(entry)
-  await db
+  const deleted = await db
     .from('merchant_settlement_accounts')
     .where({ merchant_id: merchant.id, bank, account_no: accountNo })
     .delete()
+  if (Number(deleted) === 0) {
+    throw new Error(`${bank}:${accountNo} is not a registered settlement account`)
+  }
   await recordAudit({
     actor,
     action: 'merchant.settlement_account.remove',

@@ -322,3 +322,32 @@ test.group('payout operator commands', (group) => {
     assert.equal(response.json.error, 'not-found')
   })
 })
+
+test.group('ledger:verify and settlement accounts: edge cases', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('a merchant whose balance row is gone is reported as drift', async ({ assert }) => {
+    const { verifyLedger } = await import('#ledger/verify')
+    const who = await createPayoutMerchant(100_00)
+    assert.deepEqual((await verifyLedger()).drifts, [])
+    await db.from('merchant_balances').where('merchant_id', who.merchant.id).delete()
+    const { drifts } = await verifyLedger()
+    assert.lengthOf(drifts, 1)
+    assert.include(drifts[0].detail, `merchant ${who.merchantId} has no balance row`)
+  })
+
+  test('removing a settlement account that is not registered is an error, not an audit entry', async ({
+    assert,
+  }) => {
+    const { removeSettlementAccount } = await import('#payouts/settlement_accounts')
+    const who = await createPayoutMerchant()
+    await assert.rejects(
+      () => removeSettlementAccount(who.merchant, 'KBANK:1234567890', 'test'),
+      /not a registered/
+    )
+    assert.lengthOf(
+      await db.from('audit_logs').where('action', 'merchant.settlement_account.remove'),
+      0
+    )
+  })
+})
