@@ -92,7 +92,12 @@ export default class DemoSeed extends BaseCommand {
       // Payouts through the sandbox bank, with a 5.00 withdraw fee and a 20.00 settlement fee.
       await configureMerchant(
         merchant.merchantId,
-        { depositGroup: 'demo', payoutRoute: 'sandbox', withdrawFee: '5.00', settlementFee: '20.00' },
+        {
+          depositGroup: 'demo',
+          payoutRoute: 'sandbox',
+          withdrawFee: '5.00',
+          settlementFee: '20.00',
+        },
         actor
       )
       credentials = { merchant_id: merchant.merchantId, ...issued }

@@ -21,7 +21,16 @@ export default class extends BaseSchema {
       table.string('account_name', 120).notNullable()
       table.string('notify_url', 2048).nullable()
       table
-        .enum('status', ['new', 'queue', 'pending', 'success', 'failed', 'error', 'cancelled', 'rejected'])
+        .enum('status', [
+          'new',
+          'queue',
+          'pending',
+          'success',
+          'failed',
+          'error',
+          'cancelled',
+          'rejected',
+        ])
         .notNullable()
       // held: amount + fee in freeze_balance; released: returned to balance by the
       // 10-minute timeout while the order stays open; consumed / returned: final.
@@ -35,7 +44,10 @@ export default class extends BaseSchema {
       table.datetime('done_at', { precision: 3 }).nullable()
       table.datetime('created_at', { precision: 3 }).notNullable()
       table.datetime('updated_at', { precision: 3 }).notNullable()
-      table.index(['merchant_id', 'bank', 'account_no', 'amount', 'created_at'], 'payout_orders_duplicate_idx')
+      table.index(
+        ['merchant_id', 'bank', 'account_no', 'amount', 'created_at'],
+        'payout_orders_duplicate_idx'
+      )
       table.index(['status', 'hold_state', 'hold_expires_at'])
       table.index(['connector', 'status'])
     })
@@ -43,7 +55,12 @@ export default class extends BaseSchema {
     /** When a merchant has rows here, settlements may only go to these accounts. */
     this.schema.createTable('merchant_settlement_accounts', (table) => {
       table.increments('id')
-      table.integer('merchant_id').unsigned().notNullable().references('merchants.id').onDelete('CASCADE')
+      table
+        .integer('merchant_id')
+        .unsigned()
+        .notNullable()
+        .references('merchants.id')
+        .onDelete('CASCADE')
       table.string('bank', 8).notNullable()
       table.string('account_no', 15).notNullable()
       table.datetime('created_at').notNullable()

@@ -327,7 +327,6 @@ test.group('ledger:verify and settlement accounts: edge cases', (group) => {
   group.each.setup(() => resetDatabase())
 
   test('a merchant whose balance row is gone is reported as drift', async ({ assert }) => {
-    const { verifyLedger } = await import('#ledger/verify')
     const who = await createPayoutMerchant(100_00)
     assert.deepEqual((await verifyLedger()).drifts, [])
     await db.from('merchant_balances').where('merchant_id', who.merchant.id).delete()

@@ -155,7 +155,10 @@ export async function createDepositMerchant(settings: Partial<Record<string, unk
 }
 
 /** A merchant paying out through the sandbox bank, with `balance` satang available. */
-export async function createPayoutMerchant(balance = 0, settings: Partial<Record<string, unknown>> = {}) {
+export async function createPayoutMerchant(
+  balance = 0,
+  settings: Partial<Record<string, unknown>> = {}
+) {
   const who = await createTestMerchant()
   who.merchant.merge({ payoutRoute: 'sandbox', ...settings })
   await who.merchant.save()
