@@ -8,6 +8,9 @@ process.env.NODE_ENV = 'test'
 process.env.TRUSTED_PROXIES ??= '127.0.0.1'
 // The sandbox bank answers quickly in tests.
 process.env.SANDBOX_BANK_DELAY_MS ??= '200'
+// Callback retries 200 ms apart instead of 60 s; receivers run on loopback.
+process.env.CALLBACK_RETRY_DELAY_MS ??= '200'
+process.env.CALLBACK_ALLOW_PRIVATE_TARGETS ??= 'true'
 
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'

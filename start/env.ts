@@ -47,6 +47,12 @@ export default await Env.create(new URL('../', import.meta.url), {
   API_TIME_TOLERANCE_SECONDS: Env.schema.number.optional(),
   PAYOUT_HOLD_SECONDS: Env.schema.number.optional(),
   SANDBOX_BANK_DELAY_MS: Env.schema.number.optional(),
+  CALLBACK_RETRY_DELAY_MS: Env.schema.number.optional(),
+  CALLBACK_TIMEOUT_MS: Env.schema.number.optional(),
+  CALLBACK_ALLOW_PRIVATE_TARGETS: Env.schema.boolean.optional(),
+  CALLBACK_CA_PATH: Env.schema.string.optional(),
+  SETTLEMENT_DELAY_MINUTES: Env.schema.number.optional(),
+  SETTLEMENT_CUTOFF: Env.schema.string.optional(),
   API_BODY_LIMIT_BYTES: Env.schema.number.optional(),
   CREDENTIAL_GRACE_SECONDS: Env.schema.number.optional(),
 })

@@ -1,9 +1,14 @@
+import env from '#start/env'
+
+/** Spec: up to 5 attempts, 60 seconds apart. Shorter only in tests. */
+const callbackRetryDelayMs = env.get('CALLBACK_RETRY_DELAY_MS', 60_000)
+
 /**
  * Every queue, job name, retry policy and schedule of the gateway, in one
  * place. Jobs are idempotent: BullMQ delivers at least once, so a handler that
  * runs twice must leave the same result as running once.
  */
-export const QUEUE_NAMES = ['payments', 'payouts'] as const
+export const QUEUE_NAMES = ['payments', 'payouts', 'callbacks', 'reconciliation'] as const
 export type QueueName = (typeof QUEUE_NAMES)[number]
 
 export interface JobDefinition {
@@ -56,6 +61,27 @@ export const JOBS = {
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   },
+  /** POSTs one callback_outbox row to the merchant's notify_url (job id = row id). */
+  deliverCallback: {
+    queue: 'callbacks',
+    name: 'callback.deliver',
+    attempts: 5,
+    backoff: { type: 'fixed', delay: callbackRetryDelayMs },
+  },
+  /** Safety net: enqueues outbox rows whose delivery job was never created. */
+  dispatchPendingCallbacks: {
+    queue: 'callbacks',
+    name: 'callback.dispatch-pending',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** unsettled_paid → settled_paid once the settlement delay has passed. */
+  settlePayments: {
+    queue: 'reconciliation',
+    name: 'payment.settle',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
 } as const satisfies Record<string, JobDefinition>
 
 export type JobKey = keyof typeof JOBS
@@ -64,4 +90,6 @@ export type JobKey = keyof typeof JOBS
 export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   { id: 'sweep-expired-payments', job: 'sweepExpiredPayments', everyMs: 60_000 },
   { id: 'sweep-payouts', job: 'sweepPayouts', everyMs: 60_000 },
+  { id: 'dispatch-pending-callbacks', job: 'dispatchPendingCallbacks', everyMs: 30_000 },
+  { id: 'settle-payments', job: 'settlePayments', everyMs: 60_000 },
 ]
