@@ -12,6 +12,7 @@ import {
   resetDatabase,
   signedPost,
   type TestMerchant,
+  withMarker,
 } from '#tests/helpers/merchants'
 
 function settle(who: TestMerchant, fields: Record<string, unknown> = {}) {
@@ -187,7 +188,7 @@ test.group('THB settlement', (group) => {
     await completePayout(order.id, { success: false, reason: 'name_mismatch' })
     assert.equal((await query(who, id)).json.data.status, 'failed')
     assert.deepEqual(await balance(who), { balance: 5000, freeze_balance: 0, unsettle_balance: 0 })
-    assertError(assert, await query(who, id.replace('M', 'W')), 400, 'invalid-inputs', /marker M/)
+    assertError(assert, await query(who, withMarker(id, 'W')), 400, 'invalid-inputs', /marker M/)
     assertError(assert, await query(other, id), 404, 'not-found')
     // A withdraw id on the settlement query is refused even when it exists.
     const withdrawId = (await signedPost('/withdraw/create', who, authBody(who, PAYOUT_FIELDS)))

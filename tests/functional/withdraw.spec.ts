@@ -11,6 +11,7 @@ import {
   resetDatabase,
   signedPost,
   type TestMerchant,
+  withMarker,
 } from '#tests/helpers/merchants'
 
 function withdraw(who: TestMerchant, fields: Record<string, unknown> = {}) {
@@ -225,7 +226,7 @@ test.group('withdraw query', (group) => {
       assert.equal((await query(who, id)).json.data.status, 'failed')
     }
 
-    for (const value of [undefined, '', 'x', id.replace('W', 'P'), id.replace('W', 'M')]) {
+    for (const value of [undefined, '', 'x', withMarker(id, 'P'), withMarker(id, 'M')]) {
       assertError(assert, await query(who, value), 400, 'invalid-inputs')
     }
     assertError(assert, await query(other, id), 404, 'not-found')

@@ -173,3 +173,8 @@ export const PAYOUT_FIELDS = {
   account_name: 'Somchai Jaidee',
   account_no: '1234567890',
 }
+
+/** The same platform_order_id with another marker at index 3 (not String.replace: a prefix may hold the letter). */
+export function withMarker(platformOrderId: string, marker: 'P' | 'W' | 'M') {
+  return platformOrderId.slice(0, 3) + marker + platformOrderId.slice(4)
+}
