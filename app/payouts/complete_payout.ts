@@ -20,9 +20,14 @@ export type PayoutOutcome =
 export async function completePayout(
   payoutOrderId: number,
   outcome: PayoutOutcome,
-  now = DateTime.utc()
+  now = DateTime.utc(),
+  client?: TransactionClientContract
 ) {
-  return db.transaction(async (trx) => {
+  // Inside the caller's transaction when given (a statement line and the
+  // payout it settles commit together), else in its own.
+  const run = <T>(work: (trx: TransactionClientContract) => Promise<T>) =>
+    client ? work(client) : db.transaction(work)
+  return run(async (trx) => {
     const order = await PayoutOrder.query({ client: trx })
       .where('id', payoutOrderId)
       .forUpdate()

@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto'
+import db from '@adonisjs/lucid/services/db'
+import type DepositAccount from '#models/deposit_account'
+import { LAYOUTS, type StatementLayout } from '#reconciliation/layouts/index'
+import type { ParsedStatementLine } from '#reconciliation/statement_line'
+import { matchStatementLine, type MatchResult } from '#reconciliation/match_line'
+
+export interface ImportSummary {
+  importId: number
+  lines: number
+  newLines: number
+  results: Record<MatchResult, number>
+}
+
+const BATCH = 1000
+
+/**
+ * Imports a statement file for one deposit account: parse (all or nothing),
+ * store each line under a fingerprint that is unique per account (importing
+ * the same file twice adds nothing), then match every new line. Identical
+ * lines in one file (two transfers of the same amount in the same minute) are
+ * kept apart by their occurrence number.
+ */
+export async function importStatement(
+  account: DepositAccount,
+  layout: StatementLayout | 'sandbox',
+  fileName: string,
+  content: string | ParsedStatementLine[],
+  actor: string
+): Promise<ImportSummary> {
+  const lines = typeof content === 'string' ? LAYOUTS[layout as StatementLayout](content) : content
+  const fileSha = createHash('sha256')
+    .update(typeof content === 'string' ? content : JSON.stringify(content))
+    .digest('hex')
+
+  const [importId] = await db.table('statement_imports').insert({
+    deposit_account_id: account.id,
+    layout,
+    file_name: fileName.slice(-255),
+    file_sha256: fileSha,
+    line_count: lines.length,
+    new_lines: 0,
+    actor,
+    created_at: new Date(),
+  })
+
+  const seen = new Map<string, number>()
+  const rows = lines.map((line) => {
+    const key = [
+      line.lineAt.toISOString(),
+      line.direction,
+      line.amount,
+      line.reference ?? '',
+      line.description,
+    ].join('|')
+    const occurrence = (seen.get(key) ?? 0) + 1
+    seen.set(key, occurrence)
+    return {
+      deposit_account_id: account.id,
+      import_id: importId,
+      fingerprint: createHash('sha256').update(`${account.id}|${key}|${occurrence}`).digest('hex'),
+      line_at: line.lineAt,
+      direction: line.direction,
+      amount: line.amount,
+      reference: line.reference,
+      description: line.description,
+      status: 'new',
+      created_at: new Date(),
+    }
+  })
+  for (let start = 0; start < rows.length; start += BATCH) {
+    const batch = rows.slice(start, start + BATCH)
+    const columns = Object.keys(batch[0])
+    const placeholders = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')
+    await db.rawQuery(
+      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${placeholders}`,
+      batch.flatMap((row) => Object.values(row))
+    )
+  }
+
+  // Lines that carry this import's id are the ones it added.
+  const fresh = await db
+    .from('statement_lines')
+    .where('import_id', importId)
+    .orderBy('id')
+    .select('id')
+  await db.from('statement_imports').where('id', importId).update({ new_lines: fresh.length })
+
+  const results: Record<MatchResult, number> = { matched: 0, unmatched: 0, late: 0, skipped: 0 }
+  for (const { id } of fresh) results[await matchStatementLine(Number(id))]++
+  return { importId: Number(importId), lines: lines.length, newLines: fresh.length, results }
+}

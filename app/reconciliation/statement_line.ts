@@ -1,0 +1,35 @@
+/** A statement line as a layout parser reads it, before import. */
+export interface ParsedStatementLine {
+  /** Line number in the file (1 = first data line), for error messages. */
+  lineNumber: number
+  lineAt: Date
+  direction: 'credit' | 'debit'
+  /** satang, always positive; the direction says which way the money went */
+  amount: number
+  reference: string | null
+  description: string
+}
+
+export class StatementFormatError extends Error {}
+
+const ORDER_ID = /\b([A-Z0-9]{3}[PWM]\d{8}[A-Z0-9]{12})\b/
+const REF1 = /\bref(?:1|erence)?\s*[:=#]?\s*([A-Z0-9]{4,20})\b/i
+
+/**
+ * A reference the gateway can match on, found in free text: a
+ * platform_order_id, or a bill-payment ref1 ("Ref1: 20261121ABCDEF...").
+ */
+export function findReference(text: string): string | null {
+  const orderId = ORDER_ID.exec(text)
+  if (orderId) return orderId[1]
+  const ref = REF1.exec(text)
+  return ref ? ref[1].toUpperCase() : null
+}
+
+/** "1,234.50" / "1234.5" / "-20.00" → satang (sign dropped; callers use direction). */
+export function parseStatementAmount(text: string, lineNumber: number): number {
+  const clean = text.replaceAll(',', '').trim().replace(/^-/, '')
+  const match = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(clean)
+  if (!match) throw new StatementFormatError(`line ${lineNumber}: "${text}" is not an amount`)
+  return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'))
+}
