@@ -87,6 +87,54 @@ export async function importStatement(
   await db.from('statement_imports').where('id', importId).update({ new_lines: fresh.length })
 
   const results: Record<MatchResult, number> = { matched: 0, unmatched: 0, late: 0, skipped: 0 }
-  for (const { id } of fresh) results[await matchStatementLine(Number(id))]++
+  const { candidates, unmatched } = await triage(account.id, importId)
+  for (let start = 0; start < unmatched.length; start += BATCH) {
+    // Lines no order can claim are settled in bulk; matchStatementLine would
+    // reach the same verdict one transaction at a time.
+    const ids = unmatched.slice(start, start + BATCH)
+    const updated = await db
+      .from('statement_lines')
+      .whereIn('id', ids)
+      .where('status', 'new')
+      .update({ status: 'unmatched', note: 'no open order' })
+    results.unmatched += Number(updated)
+  }
+  for (const id of candidates) results[await matchStatementLine(id)]++
   return { importId: Number(importId), lines: lines.length, newLines: fresh.length, results }
+}
+
+/**
+ * Splits an import's new lines into those an order could claim (credits with
+ * a reference or with the transfer_amount of an open or recently expired
+ * order on the account, lines naming a payout) and those nothing can claim.
+ */
+async function triage(accountId: number, importId: number) {
+  const lines = await db
+    .from('statement_lines')
+    .where('import_id', importId)
+    .orderBy('id')
+    .select('id', 'direction', 'amount', 'reference')
+  const open = await db
+    .from('payment_orders')
+    .where('deposit_account_id', accountId)
+    .whereNotNull('slot_amount')
+    .select('slot_amount')
+  const expired = await db
+    .from('payment_orders')
+    .where('deposit_account_id', accountId)
+    .where('status', 'error')
+    .where('expire_at', '>=', new Date(Date.now() - 7 * 86400_000))
+    .distinct('transfer_amount')
+  const claimable = new Set([
+    ...open.map((row) => Number(row.slot_amount)),
+    ...expired.map((row) => Number(row.transfer_amount)),
+  ])
+  const candidates: number[] = []
+  const unmatched: number[] = []
+  for (const line of lines) {
+    const mayMatch =
+      line.reference !== null || (line.direction === 'credit' && claimable.has(Number(line.amount)))
+    ;(mayMatch ? candidates : unmatched).push(Number(line.id))
+  }
+  return { candidates, unmatched }
 }

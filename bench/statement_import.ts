@@ -1,0 +1,130 @@
+/*
+| Statement import benchmark: 100,000 statement lines over 10 deposit accounts
+| with 10,000 open payment orders (10,000 lines pay an order, 90,000 do not).
+| Prints lines per second for parsing + storing + matching, and the memory peak.
+|
+|   npm run bench:import            (LINES=20000 ORDERS=2000 for a quick run)
+*/
+import { bootForBenchmark } from './boot.js'
+
+const LINES = Number(process.env.LINES ?? 100_000)
+const ORDERS = Number(process.env.ORDERS ?? 10_000)
+const ACCOUNTS = 10
+
+const app = await bootForBenchmark()
+const { default: db } = await import('@adonisjs/lucid/services/db')
+const { DateTime } = await import('luxon')
+const { v7: uuidv7 } = await import('uuid')
+const { createPlatform, createMerchant } = await import('#services/onboarding')
+const { default: DepositAccount } = await import('#models/deposit_account')
+const { importStatement } = await import('#reconciliation/import_statement')
+const { newPlatformOrderId } = await import('#services/order_ids')
+const { formatAmount } = await import('#services/money')
+
+await createPlatform({ code: 'bench', name: 'Benchmark' }, 'bench')
+const { merchant } = await createMerchant({ platformCode: 'bench', name: 'Bench shop' }, 'bench')
+
+const accounts = []
+for (let i = 0; i < ACCOUNTS; i++) {
+  accounts.push(
+    await DepositAccount.create({
+      depositGroup: 'bench',
+      channel: 'transfer',
+      bank: 'KBANK',
+      accountNo: `90000000${String(i).padStart(2, '0')}`,
+      accountName: `Bench ${i}`,
+      minAmount: 2000,
+      maxAdjustment: 999,
+      priority: 0,
+      active: true,
+    })
+  )
+}
+
+// Open orders, inserted in bulk: each holds a distinct transfer_amount on its account.
+const now = DateTime.utc()
+const ordersPerAccount = ORDERS / ACCOUNTS
+const expected = new Map<number, number[]>()
+for (const [index, account] of accounts.entries()) {
+  const rows = []
+  for (let k = 0; k < ordersPerAccount; k++) {
+    const amount = 10_000 + k * 1_000 + index // distinct per account
+    rows.push({
+      platform_order_id: newPlatformOrderId(merchant.orderPrefix, 'P', now),
+      uuid: uuidv7(),
+      merchant_id: merchant.id,
+      merchant_order_id: `B${index}X${k}`,
+      payment_type: 'TRANSFER',
+      channel: 'transfer',
+      deposit_account_id: account.id,
+      amount,
+      transfer_amount: amount,
+      slot_amount: amount,
+      customer_bank: 'SCB',
+      customer_account_name: 'Customer',
+      customer_account_no: '1234567890',
+      status: 'open',
+      awaiting_review: false,
+      order_at: now.minus({ minutes: 5 }).toJSDate(),
+      expire_at: now.plus({ hours: 1 }).toJSDate(),
+      created_at: now.toJSDate(),
+      updated_at: now.toJSDate(),
+    })
+    expected.set(account.id, [...(expected.get(account.id) ?? []), amount])
+  }
+  for (let start = 0; start < rows.length; start += 500) {
+    await db.table('payment_orders').multiInsert(rows.slice(start, start + 500))
+  }
+}
+
+// One CSV per account: its orders' payments, shuffled among lines that match nothing.
+const linesPerAccount = LINES / ACCOUNTS
+const files = accounts.map((account) => {
+  const lines = ['date_time,direction,amount,reference,description']
+  const stamp = now.setZone('Asia/Bangkok').toFormat('yyyy-LL-dd HH:mm')
+  const paying = expected.get(account.id)!
+  const other = linesPerAccount - paying.length
+  const all: string[] = []
+  for (const amount of paying)
+    all.push(`${stamp},credit,"${formatAmount(amount)}",,TRANSFER FROM SCB X7890`)
+  for (let k = 0; k < other; k++) {
+    const direction = k % 3 === 0 ? 'debit' : 'credit'
+    // Amounts ending in .99x are never held by a bench order.
+    all.push(`${stamp},${direction},"${formatAmount(5_000_00 + k * 100 + 99)}",,OTHER ${k}`)
+  }
+  for (let i = all.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[all[i], all[j]] = [all[j], all[i]]
+  }
+  return lines.concat(all).join('\n')
+})
+
+const started = performance.now()
+let matched = 0
+let stored = 0
+let peakRss = process.memoryUsage().rss
+for (const [index, account] of accounts.entries()) {
+  const summary = await importStatement(
+    account,
+    'neutral',
+    `bench-${index}.csv`,
+    files[index],
+    'bench'
+  )
+  matched += summary.results.matched
+  stored += summary.newLines
+  peakRss = Math.max(peakRss, process.memoryUsage().rss)
+}
+const seconds = (performance.now() - started) / 1000
+
+console.log(`statement import benchmark`)
+console.log(`  lines imported:   ${stored} (${ACCOUNTS} files)`)
+console.log(`  open orders:      ${ORDERS}, matched ${matched}`)
+console.log(`  elapsed:          ${seconds.toFixed(1)} s`)
+console.log(`  throughput:       ${Math.round(stored / seconds)} lines/s`)
+console.log(`  peak RSS:         ${Math.round(peakRss / 1024 / 1024)} MiB`)
+if (matched !== ORDERS) {
+  console.error(`expected every order to be matched once, got ${matched}`)
+  process.exitCode = 1
+}
+await app.terminate()
