@@ -17,4 +17,10 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/sandbox_bank_outcome_job')).default as Handler,
   [JOBS.sweepPayouts.name]: async () =>
     (await import('#jobs/sweep_payouts_job')).default as Handler,
+  [JOBS.deliverCallback.name]: async () =>
+    (await import('#jobs/deliver_callback_job')).default as Handler,
+  [JOBS.dispatchPendingCallbacks.name]: async () =>
+    (await import('#jobs/dispatch_pending_callbacks_job')).default as Handler,
+  [JOBS.settlePayments.name]: async () =>
+    (await import('#jobs/settle_payments_job')).default as Handler,
 }

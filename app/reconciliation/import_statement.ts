@@ -4,6 +4,7 @@ import type DepositAccount from '#models/deposit_account'
 import { LAYOUTS, type StatementLayout } from '#reconciliation/layouts/index'
 import type { ParsedStatementLine } from '#reconciliation/statement_line'
 import { matchStatementLine, type MatchResult } from '#reconciliation/match_line'
+import { withDeadlockRetry } from '#services/db_retry'
 
 export interface ImportSummary {
   importId: number
@@ -72,9 +73,13 @@ export async function importStatement(
     const batch = rows.slice(start, start + BATCH)
     const columns = Object.keys(batch[0])
     const placeholders = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')
-    await db.rawQuery(
-      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${placeholders}`,
-      batch.flatMap((row) => Object.values(row))
+    // Concurrent imports of overlapping files insert the same fingerprints; InnoDB
+    // may pick one as a deadlock victim, and the insert is simply run again.
+    await withDeadlockRetry(() =>
+      db.rawQuery(
+        `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${placeholders}`,
+        batch.flatMap((row) => Object.values(row))
+      )
     )
   }
 
@@ -92,11 +97,13 @@ export async function importStatement(
     // Lines no order can claim are settled in bulk; matchStatementLine would
     // reach the same verdict one transaction at a time.
     const ids = unmatched.slice(start, start + BATCH)
-    const updated = await db
-      .from('statement_lines')
-      .whereIn('id', ids)
-      .where('status', 'new')
-      .update({ status: 'unmatched', note: 'no open order' })
+    const updated = await withDeadlockRetry(() =>
+      db
+        .from('statement_lines')
+        .whereIn('id', ids)
+        .where('status', 'new')
+        .update({ status: 'unmatched', note: 'no open order' })
+    )
     results.unmatched += Number(updated)
   }
   for (const id of candidates) results[await matchStatementLine(id)]++

@@ -9,6 +9,7 @@ import { postLedgerTransaction } from '#ledger/ledger'
 import { writePaymentCallback } from '#services/callback_outbox'
 import { completePayout } from '#payouts/complete_payout'
 import { isPlatformOrderId } from '#services/order_ids'
+import { withDeadlockRetry } from '#services/db_retry'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
@@ -38,6 +39,11 @@ interface LineRow {
  * their reference; a credit naming a payout is that transfer coming back.
  */
 export async function matchStatementLine(lineId: number): Promise<MatchResult> {
+  // A deadlock rolls the whole attempt back; running it again is safe.
+  return withDeadlockRetry(() => matchOnce(lineId))
+}
+
+async function matchOnce(lineId: number): Promise<MatchResult> {
   const line = (await db.from('statement_lines').where('id', lineId).first()) as LineRow | null
   if (!line || line.status !== 'new') return 'skipped'
   const amount = Number(line.amount)

@@ -57,7 +57,12 @@ function mulberry32(seed: number) {
   }
 }
 
-const SEED = Number(process.env.LEDGER_WORKLOAD_SEED ?? Math.floor(Math.random() * 2 ** 31))
+// CI replays a fixed workload so that a red run always reproduces; locally a
+// fresh seed each run explores more (LEDGER_WORKLOAD_SEED pins one).
+const SEED = Number(
+  process.env.LEDGER_WORKLOAD_SEED ??
+    (process.env.CI ? 835711934 : Math.floor(Math.random() * 2 ** 31))
+)
 const OPERATIONS = 150
 const BANKS = ['KBANK', 'SCB', 'BBL', 'KTB'] as const
 
@@ -410,7 +415,9 @@ test.group('ledger:verify after a mixed payout workload', (group) => {
     // Deterministic tail: a late success after a released hold takes balance below zero.
     step = OPERATIONS + 1
     const victim = merchants[0]
-    await credit(victim, 'available', 500_00)
+    // The random part may already have taken this merchant below zero (a late
+    // success); top it up so that the tail starts from a known, positive balance.
+    await credit(victim, 'available', Math.max(1_000_00 - victim.balance, 500_00))
     await create(victim, 'withdraw', 100_00)
     const late = victim.orders.at(-1)!
     await release(victim, late)
