@@ -11,6 +11,9 @@ process.env.SANDBOX_BANK_DELAY_MS ??= '200'
 // Callback retries 200 ms apart instead of 60 s; receivers run on loopback.
 process.env.CALLBACK_RETRY_DELAY_MS ??= '200'
 process.env.CALLBACK_ALLOW_PRIVATE_TARGETS ??= 'true'
+process.env.CALLBACK_TIMEOUT_MS ??= '3000'
+// A killed worker's jobs are picked up after 3 s instead of 30 s.
+process.env.QUEUE_LOCK_DURATION_MS ??= '3000'
 
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'

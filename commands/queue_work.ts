@@ -22,7 +22,8 @@ export default class QueueWork extends BaseCommand {
     const { Worker } = await import('bullmq')
     const { QUEUE_NAMES, SCHEDULES, JOBS } = await import('#queue/jobs')
     const { HANDLERS } = await import('#queue/handlers')
-    const { bullConnection, queue, queuePrefix, closeQueues } = await import('#queue/queue_manager')
+    const { bullConnection, queue, queuePrefix, closeQueues, workerLockOptions } =
+      await import('#queue/queue_manager')
     const { default: logger } = await import('@adonisjs/core/services/logger')
 
     const names = (this.queues?.length ? this.queues : [...QUEUE_NAMES]) as string[]
@@ -46,7 +47,7 @@ export default class QueueWork extends BaseCommand {
           if (!load) throw new Error(`No handler for job ${job.name}`)
           return (await load())(job)
         },
-        { connection, prefix: queuePrefix, concurrency: this.concurrency }
+        { connection, prefix: queuePrefix, concurrency: this.concurrency, ...workerLockOptions() }
       )
     })
     for (const worker of workers) {

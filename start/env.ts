@@ -38,6 +38,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   REDIS_DB: Env.schema.number.optional(),
 
   QUEUE_PREFIX: Env.schema.string.optional(),
+  QUEUE_LOCK_DURATION_MS: Env.schema.number.optional(),
 
   TLS_CERT_PATH: Env.schema.string.optional(),
   TLS_KEY_PATH: Env.schema.string.optional(),

@@ -35,7 +35,8 @@ function affectedRows(result: unknown): number {
  */
 async function claim(data: DeliverCallbackData, job: DeliveryJob) {
   const now = new Date()
-  const leaseUntil = new Date(now.getTime() + callbackSettings().timeoutMs + 30_000)
+  // An attempt never outlives its timeout; the lease adds a little slack for the database writes.
+  const leaseUntil = new Date(now.getTime() + callbackSettings().timeoutMs + 5_000)
   const result = await db
     .from('callback_outbox')
     .where('id', data.outboxId)

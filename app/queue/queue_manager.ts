@@ -14,6 +14,16 @@ export const queuePrefix = env.get(
   process.env.NODE_ENV === 'test' ? '{gw-test}' : '{gw}'
 )
 
+/**
+ * How long a worker holds a job before BullMQ considers it stalled (its
+ * process died) and hands it to another worker; also the stalled check
+ * interval. BullMQ's default, 30 s, unless QUEUE_LOCK_DURATION_MS says otherwise.
+ */
+export const workerLockOptions = () => {
+  const lockDuration = env.get('QUEUE_LOCK_DURATION_MS', 30_000)
+  return { lockDuration, stalledInterval: lockDuration }
+}
+
 export function bullConnection() {
   const connection = new Redis(redisOptions({ maxRetriesPerRequest: null, lazyConnect: false }))
   connection.on('error', () => {})

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq'
-import { bullConnection, queuePrefix } from '#queue/queue_manager'
+import { bullConnection, queuePrefix, workerLockOptions } from '#queue/queue_manager'
 import { HANDLERS } from '#queue/handlers'
 import type { QueueName } from '#queue/jobs'
 
@@ -13,6 +13,7 @@ export function startTestWorker(queue: QueueName) {
     connection,
     prefix: queuePrefix,
     concurrency: 5,
+    ...workerLockOptions(),
   })
   return async () => {
     await worker.close()
