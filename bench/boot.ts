@@ -1,13 +1,19 @@
 /*
 | Boots the application for a benchmark script, against its own database
-| (gateway_bench unless DB_DATABASE says otherwise) so that no development or
-| test data is touched.
+| (BENCH_DATABASE, default gateway_bench; never DB_DATABASE) so that no
+| development or test data is touched.
 */
 import 'reflect-metadata'
 import { Ignitor } from '@adonisjs/core'
 
 process.env.NODE_ENV ??= 'development'
-process.env.DB_DATABASE ??= 'gateway_bench'
+// Never DB_DATABASE: the benchmark wipes its database.
+process.env.DB_DATABASE = process.env.BENCH_DATABASE ?? 'gateway_bench'
+if (!process.env.DB_DATABASE.endsWith('_bench')) {
+  throw new Error(
+    `Refusing to wipe ${process.env.DB_DATABASE}: benchmark databases end with _bench`
+  )
+}
 process.env.LOG_LEVEL ??= 'warn'
 
 const APP_ROOT = new URL('../', import.meta.url)

@@ -26,7 +26,13 @@ export default class QueueWork extends BaseCommand {
       await import('#queue/queue_manager')
     const { default: logger } = await import('@adonisjs/core/services/logger')
 
-    const names = (this.queues?.length ? this.queues : [...QUEUE_NAMES]) as string[]
+    // --queues payments,callbacks and --queues payments --queues callbacks both work.
+    const requested = (this.queues ?? [])
+      .flatMap((entry) => entry.split(','))
+      .map((name) => name.trim())
+    const names = (
+      requested.filter(Boolean).length ? requested.filter(Boolean) : [...QUEUE_NAMES]
+    ) as string[]
     const unknown = names.filter((name) => !(QUEUE_NAMES as readonly string[]).includes(name))
     if (unknown.length > 0) {
       this.logger.error(`Unknown queue(s): ${unknown.join(', ')}; known: ${QUEUE_NAMES.join(', ')}`)

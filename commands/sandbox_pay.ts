@@ -27,7 +27,7 @@ export default class SandboxPay extends BaseCommand {
     const { default: PaymentOrder } = await import('#models/payment_order')
     const { sandboxPay } = await import('#reconciliation/sandbox_bank')
     const { parseAmount, formatAmount } = await import('#services/money')
-    const { cliActor } = await import('#services/audit')
+    const { cliActor, recordAudit } = await import('#services/audit')
 
     const order = await PaymentOrder.findBy('platform_order_id', this.platformOrderId)
     if (!order) {
@@ -47,6 +47,17 @@ export default class SandboxPay extends BaseCommand {
       actor: cliActor(),
     })
     await order.refresh()
+    await recordAudit({
+      actor: cliActor(),
+      action: 'sandbox.pay',
+      subjectType: 'payment',
+      subjectId: order.platformOrderId,
+      details: {
+        amount: result.amount,
+        trans_ref: result.transRef,
+        results: result.summary.results,
+      },
+    })
     if (this.json) {
       console.log(JSON.stringify({ ...result, order_status: order.status }))
       return

@@ -29,7 +29,7 @@ export default class StatementsImport extends BaseCommand {
     const { importStatement } = await import('#reconciliation/import_statement')
     const { LAYOUTS } = await import('#reconciliation/layouts/index')
     const { StatementFormatError } = await import('#reconciliation/statement_line')
-    const { cliActor } = await import('#services/audit')
+    const { cliActor, recordAudit } = await import('#services/audit')
 
     if (!(this.layout in LAYOUTS)) {
       this.logger.error(`Unknown layout ${this.layout}; known: ${Object.keys(LAYOUTS).join(', ')}`)
@@ -58,6 +58,13 @@ export default class StatementsImport extends BaseCommand {
         content,
         cliActor()
       )
+      await recordAudit({
+        actor: cliActor(),
+        action: 'statement.import',
+        subjectType: 'deposit_account',
+        subjectId: String(account.id),
+        details: { file: basename(this.file), layout: this.layout, ...summary },
+      })
       if (this.json) {
         console.log(JSON.stringify(summary))
         return

@@ -107,6 +107,14 @@ export async function importStatement(
     results.unmatched += Number(updated)
   }
   for (const id of candidates) results[await matchStatementLine(id)]++
+  // Lines an earlier import stored but did not get to match (it stopped half-way).
+  const leftovers = await db
+    .from('statement_lines')
+    .where('deposit_account_id', account.id)
+    .where('status', 'new')
+    .where('import_id', '<', importId)
+    .select('id')
+  for (const { id } of leftovers) results[await matchStatementLine(Number(id))]++
   return { importId: Number(importId), lines: lines.length, newLines: fresh.length, results }
 }
 

@@ -72,6 +72,10 @@ async function matchOnce(lineId: number): Promise<MatchResult> {
           expired?.platformOrderId ?? 'no open order'
         )
       }
+      if (order.status === 'error') {
+        // The customer paid an order that had already expired (error is final).
+        return setLine(trx, line.id, 'late', order.platformOrderId)
+      }
       if (order.status !== 'open') {
         return setLine(trx, line.id, 'unmatched', `${order.platformOrderId} is ${order.status}`)
       }

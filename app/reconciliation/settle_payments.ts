@@ -14,7 +14,10 @@ import { GATEWAY_ZONE } from '#services/clock'
  */
 export function settlementBoundary(now: DateTime = DateTime.utc()): DateTime {
   const cutoff = env.get('SETTLEMENT_CUTOFF')
-  if (cutoff && /^([01]\d|2[0-3]):[0-5]\d$/.test(cutoff)) {
+  if (cutoff && !/^([01]\d|2[0-3]):[0-5]\d$/.test(cutoff)) {
+    throw new Error(`SETTLEMENT_CUTOFF must be HH:mm (Bangkok time), got "${cutoff}"`)
+  }
+  if (cutoff) {
     const [hour, minute] = cutoff.split(':').map(Number)
     const local = now.setZone(GATEWAY_ZONE)
     let boundary = local.set({ hour, minute, second: 0, millisecond: 0 })

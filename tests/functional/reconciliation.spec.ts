@@ -314,3 +314,62 @@ test.group('statement import and matching', (group) => {
     assert.match(decoded!, /^0041000600000101030140220/)
   })
 })
+
+test.group('statement import: recovery and edge cases', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('a reference naming an expired order is late; lines left in new are matched by the next import', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({
+      channel: 'qr',
+      promptpayId: null,
+      billerId: '010555012345678',
+    })
+    const expired = await createPayment(who, 'L1', '120.00')
+    await PaymentOrder.query().where('id', expired.id).update({ status: 'error' })
+    const late = await importStatement(
+      account,
+      'neutral',
+      'l.csv',
+      neutral([[new Date(), 'credit', '120.00', expired.paymentReference!]]),
+      'test'
+    )
+    assert.deepEqual(late.results, { matched: 0, unmatched: 0, late: 1, skipped: 0 })
+
+    // An import that stopped after storing its lines: they wait in status new.
+    const open = await createPayment(who, 'L2', '130.00')
+    const [importId] = await db.table('statement_imports').insert({
+      deposit_account_id: account.id,
+      layout: 'neutral',
+      file_name: 'crashed.csv',
+      file_sha256: '0'.repeat(64),
+      line_count: 1,
+      new_lines: 1,
+      actor: 'test',
+      created_at: new Date(),
+    })
+    await db.table('statement_lines').insert({
+      deposit_account_id: account.id,
+      import_id: importId,
+      fingerprint: 'f'.repeat(64),
+      line_at: new Date(),
+      direction: 'credit',
+      amount: 130_00,
+      reference: open.paymentReference,
+      description: 'stored before a crash',
+      status: 'new',
+      created_at: new Date(),
+    })
+    const next = await importStatement(
+      account,
+      'neutral',
+      'next.csv',
+      neutral([[new Date(), 'credit', '1.00']]),
+      'test'
+    )
+    assert.equal(next.results.matched, 1)
+    assert.equal((await open.refresh()).status, 'unsettled_paid')
+  })
+})
