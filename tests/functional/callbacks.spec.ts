@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
+import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#models/payment_order'
 import PayoutOrder from '#models/payout_order'
@@ -30,17 +28,8 @@ import {
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
-const exec = promisify(execFile)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const LATER = () => DateTime.utc().plus({ hours: 1 })
-
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return { code: result.code ?? 0, output: String(result.stdout) + String(result.stderr) }
-}
 
 /** A payment order with this notify_url, expired: its FAIL callback row is committed. */
 async function expiredPayment(who: TestMerchant, merchantOrderId: string, notifyUrl: string) {

@@ -1,21 +1,10 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
-import app from '@adonisjs/core/services/app'
+import { ace } from '#tests/helpers/ace'
 import Merchant from '#models/merchant'
 import { authBody, resetDatabase, signedPost } from '#tests/helpers/merchants'
 import { whitelistFor } from '#services/ip_whitelist'
 
-const exec = promisify(execFile)
-
 /** Runs a real `node ace` process against the test database, as an operator would. */
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return { code: result.code ?? 0, stdout: String(result.stdout), stderr: String(result.stderr) }
-}
 
 test.group('operator commands', (group) => {
   group.each.setup(() => resetDatabase())

@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
+import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import AuditLog from '#models/audit_log'
 import DepositAccount from '#models/deposit_account'
@@ -11,21 +9,7 @@ import Platform from '#models/platform'
 import { describePromptPay } from '#deposits/promptpay_qr'
 import { authBody, resetDatabase, signedPost, type TestMerchant } from '#tests/helpers/merchants'
 
-const exec = promisify(execFile)
-
 /** Runs a real `node ace` process against the test database, as an operator would. */
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return {
-    code: result.code ?? 0,
-    stdout: String(result.stdout),
-    stderr: String(result.stderr),
-    output: `${result.stdout}${result.stderr}`,
-  }
-}
 
 /** The last stdout line of a --json command, parsed. */
 function lastJson(result: { stdout: string }) {

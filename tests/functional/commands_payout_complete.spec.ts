@@ -1,7 +1,5 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
-import app from '@adonisjs/core/services/app'
+import { ace } from '#tests/helpers/ace'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#models/payout_order'
 import {
@@ -11,16 +9,6 @@ import {
   resetDatabase,
   signedPost,
 } from '#tests/helpers/merchants'
-
-const exec = promisify(execFile)
-
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return { code: result.code ?? 0, output: String(result.stdout) + String(result.stderr) }
-}
 
 test.group('payouts:complete', (group) => {
   group.each.setup(() => resetDatabase())

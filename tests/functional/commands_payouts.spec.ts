@@ -1,10 +1,8 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
+import { ace } from '#tests/helpers/ace'
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import AuditLog from '#models/audit_log'
 import PayoutOrder from '#models/payout_order'
@@ -20,21 +18,7 @@ import {
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
-const exec = promisify(execFile)
-
 /** Runs a real `node ace` process against the test database, as an operator would. */
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return {
-    code: result.code ?? 0,
-    stdout: String(result.stdout),
-    stderr: String(result.stderr),
-    output: `${result.stdout}${result.stderr}`,
-  }
-}
 
 /** The last stdout line of a --json command, parsed. */
 function lastJson(result: { stdout: string }) {

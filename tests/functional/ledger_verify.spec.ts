@@ -1,8 +1,6 @@
 import { test } from '@japa/runner'
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
+import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
-import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder, { type HoldState, type PayoutKind } from '#models/payout_order'
 import type { PayoutStatus } from '#payouts/payout_state'
@@ -21,21 +19,7 @@ import {
 } from '#tests/helpers/merchants'
 import type { RawResponse } from '#tests/helpers/http'
 
-const exec = promisify(execFile)
-
 /** Runs a real `node ace` process against the test database, as an operator would. */
-async function ace(...args: string[]) {
-  const result = await exec(process.execPath, ['ace.js', ...args], {
-    cwd: app.appRoot.pathname,
-    env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
-  }).catch((error) => error)
-  return {
-    code: result.code ?? 0,
-    stdout: String(result.stdout),
-    stderr: String(result.stderr),
-    output: `${result.stdout}${result.stderr}`,
-  }
-}
 
 /** The last stdout line of a --json command, parsed. */
 function lastJson(result: { stdout: string }) {
