@@ -55,24 +55,32 @@ export const httpsUrlRule = vine.createRule((value, _options, field: FieldContex
   }
 })
 
-const paymentCreateSchema = vine.compile(
-  vine.object({
-    merchant_order_id: vine.string().regex(/^[A-Za-z0-9]{1,40}$/),
-    amount: vine.any().use(amountRule({ min: MIN_PAYMENT_AMOUNT })),
-    bank: vine.any().use(bankRule()),
-    account_name: vine.string().trim().minLength(1).maxLength(120),
-    account_no: vine.any().use(accountNoRule()),
-    notify_url: vine.any().use(httpsUrlRule()).optional(),
+/**
+ * The order body shared by the payment, withdraw and settlement create
+ * endpoints (same fields, same rules); only the amount's lower bound differs.
+ */
+export function orderBodyValidator(minAmount: number) {
+  const validator = vine.compile(
+    vine.object({
+      merchant_order_id: vine.string().regex(/^[A-Za-z0-9]{1,40}$/),
+      amount: vine.any().use(amountRule({ min: minAmount })),
+      bank: vine.any().use(bankRule()),
+      account_name: vine.string().trim().minLength(1).maxLength(120),
+      account_no: vine.any().use(accountNoRule()),
+      notify_url: vine.any().use(httpsUrlRule()).optional(),
+    })
+  )
+  validator.messagesProvider = new SimpleMessagesProvider({
+    'required': '{{ field }} is required',
+    'string': '{{ field }} must be a string',
+    'merchant_order_id.regex': 'merchant_order_id must be 1 to 40 letters or digits',
+    'account_name.minLength': 'account_name must not be empty',
+    'account_name.maxLength': 'account_name must be at most 120 characters',
   })
-)
+  return validator
+}
 
-paymentCreateSchema.messagesProvider = new SimpleMessagesProvider({
-  'required': '{{ field }} is required',
-  'string': '{{ field }} must be a string',
-  'merchant_order_id.regex': 'merchant_order_id must be 1 to 40 letters or digits',
-  'account_name.minLength': 'account_name must not be empty',
-  'account_name.maxLength': 'account_name must be at most 120 characters',
-})
+const paymentCreateSchema = orderBodyValidator(MIN_PAYMENT_AMOUNT)
 
 export interface PaymentCreateInput {
   merchantOrderId: string
