@@ -71,13 +71,20 @@ export async function postLedgerTransaction(
       created_at: new Date(),
     })
 
+  const keys = posting.legs.map((leg) =>
+    'merchantId' in leg
+      ? { owner: String(leg.merchantId), code: leg.account as string }
+      : { owner: GATEWAY_OWNER, code: leg.gateway as string }
+  )
+  const accountIds = await resolveAccountIds(trx, keys)
   const entries = []
-  for (const leg of posting.legs) {
-    const accountId =
-      'merchantId' in leg
-        ? await resolveAccountId(trx, String(leg.merchantId), leg.account)
-        : await resolveAccountId(trx, GATEWAY_OWNER, leg.gateway)
-    entries.push({ transaction_id: transactionId, account_id: accountId, amount: leg.amount })
+  for (const [index, leg] of posting.legs.entries()) {
+    const { owner, code } = keys[index]
+    entries.push({
+      transaction_id: transactionId,
+      account_id: accountIds.get(`${owner}:${code}`)!,
+      amount: leg.amount,
+    })
   }
   await trx.insertQuery().table('ledger_entries').multiInsert(entries)
   return Number(transactionId)
@@ -169,23 +176,42 @@ async function applyProjection(
   }
 }
 
-async function resolveAccountId(
+/**
+ * Ids of the accounts a posting touches, in one query. Gateway accounts are
+ * opened on first use (INSERT IGNORE: two processes opening the same account
+ * at once is harmless); a merchant account must exist.
+ */
+async function resolveAccountIds(
   trx: TransactionClientContract,
-  owner: string,
-  code: string
-): Promise<number> {
-  let row = await trx.from('ledger_accounts').where({ owner, code }).select('id').first()
-  if (!row && owner !== GATEWAY_OWNER) {
-    throw new Error(`Merchant ${owner} has no ${code} ledger account`)
+  keys: Array<{ owner: string; code: string }>
+): Promise<Map<string, number>> {
+  const lookup = () =>
+    trx
+      .from('ledger_accounts')
+      .where((query) => {
+        for (const { owner, code } of keys) query.orWhere((pair) => pair.where({ owner, code }))
+      })
+      .select('id', 'owner', 'code')
+  const found = new Map<string, number>()
+  const remember = (rows: Array<{ id: number; owner: string; code: string }>) => {
+    for (const row of rows) found.set(`${row.owner}:${row.code}`, row.id)
   }
-  if (!row) {
-    // Gateway accounts are opened on first use; INSERT IGNORE makes two
-    // processes opening the same account at once harmless.
+  remember(await lookup())
+
+  const missing = keys.filter(({ owner, code }) => !found.has(`${owner}:${code}`))
+  if (missing.length === 0) return found
+  const merchantMissing = missing.find(({ owner }) => owner !== GATEWAY_OWNER)
+  if (merchantMissing) {
+    throw new Error(
+      `Merchant ${merchantMissing.owner} has no ${merchantMissing.code} ledger account`
+    )
+  }
+  for (const { code } of missing) {
     await trx.rawQuery(
       'INSERT IGNORE INTO ledger_accounts (merchant_id, owner, code, created_at) VALUES (NULL, ?, ?, ?)',
-      [owner, code, new Date()]
+      [GATEWAY_OWNER, code, new Date()]
     )
-    row = await trx.from('ledger_accounts').where({ owner, code }).select('id').firstOrFail()
   }
-  return row.id
+  remember(await lookup())
+  return found
 }
