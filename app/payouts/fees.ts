@@ -1,4 +1,5 @@
 import type Merchant from '#models/merchant'
+import { rateFee } from '#services/money'
 import type { PayoutKind } from '#models/payout_order'
 
 /**
@@ -7,7 +8,5 @@ import type { PayoutKind } from '#models/payout_order'
  */
 export function payoutFee(merchant: Merchant, kind: PayoutKind, amount: number): number {
   if (kind === 'settlement') return merchant.settlementFeeFlat
-  // BigInt: amount × rate can pass 2^53 for large amounts.
-  const rated = Number((BigInt(amount) * BigInt(merchant.withdrawFeeRateBps) + 5000n) / 10000n)
-  return merchant.withdrawFeeFlat + rated
+  return merchant.withdrawFeeFlat + rateFee(amount, merchant.withdrawFeeRateBps)
 }

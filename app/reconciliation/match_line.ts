@@ -10,6 +10,7 @@ import { writePaymentCallback } from '#services/callback_outbox'
 import { completePayout } from '#payouts/complete_payout'
 import { isPlatformOrderId } from '#services/order_ids'
 import { withDeadlockRetry } from '#services/db_retry'
+import { rateFee } from '#services/money'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
@@ -147,7 +148,7 @@ async function findExpiredPaymentFor(
  */
 async function payOrder(trx: TransactionClientContract, order: PaymentOrder, line: LineRow) {
   const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-  const fee = Number((BigInt(order.amount) * BigInt(merchant.paymentFeeRateBps) + 5000n) / 10000n)
+  const fee = rateFee(order.amount, merchant.paymentFeeRateBps)
   const adjustment = order.transferAmount - order.amount
   const legs: Parameters<typeof postLedgerTransaction>[1]['legs'] = [
     { gateway: 'deposit_clearing', amount: -order.transferAmount },

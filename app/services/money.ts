@@ -49,3 +49,11 @@ export function assertSatang(value: unknown): number {
   }
   return number
 }
+
+/**
+ * A fee at `bps` basis points (1 bp = 0.01 %) of `satang`, rounded half up to
+ * the satang. BigInt: amount × rate can pass 2^53 for large amounts.
+ */
+export function rateFee(satang: number, bps: number): number {
+  return Number((BigInt(satang) * BigInt(bps) + 5000n) / 10000n)
+}

@@ -59,3 +59,16 @@ test.group('money', () => {
     assert.throws(() => assertSatang('1.5'))
   })
 })
+
+test.group('rate fees', () => {
+  test('basis points of an amount, rounded half up to the satang, exact for large amounts', async ({
+    assert,
+  }) => {
+    const { rateFee } = await import('#services/money')
+    assert.equal(rateFee(1000_00, 150), 15_00)
+    assert.equal(rateFee(33, 150), 0) // 0.495 satang
+    assert.equal(rateFee(34, 150), 1) // 0.51 satang
+    assert.equal(rateFee(100, 50), 1) // exactly half a satang rounds up
+    assert.equal(rateFee(9_000_000_000_000_00, 10000), 9_000_000_000_000_00)
+  })
+})
