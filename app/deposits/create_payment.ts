@@ -19,6 +19,7 @@ import { isWithinOpenPeriod } from '#deposits/open_period'
 import { billPaymentPayload, promptPayPayload } from '#deposits/promptpay_qr'
 import { depositProvider } from '#deposits/providers/registry'
 import { newPlatformOrderId } from '#services/order_ids'
+import { reserveMerchantOrderId } from '#services/merchant_order_ids'
 import { isDuplicateKey, withDeadlockRetry } from '#services/db_retry'
 import { scheduleExpiry } from '#deposits/expire_payment'
 
@@ -28,7 +29,6 @@ const CHANNELS_BY_TYPE: Record<PaymentType, DepositChannel[]> = {
   FLEX: ['qr', 'transfer', 'external'],
 }
 
-const ORDER_ID_WINDOW_DAYS = 7
 const PROVIDER_TIMEOUT_MS = 5000
 
 type AttemptOutcome =
@@ -207,32 +207,4 @@ class RolledBack extends Error {
 /** Throwing makes Lucid roll the attempt back, merchant_order_id reservation included. */
 function rollback(_trx: TransactionClientContract, reason: RolledBack['reason']): never {
   throw new RolledBack(reason)
-}
-
-/**
- * Takes merchant_order_id for this merchant's payments. A concurrent identical
- * insert waits on this transaction's lock of the primary key, then fails as a
- * duplicate (409) if we commit, or goes ahead if we roll back.
- */
-export async function reserveMerchantOrderId(
-  trx: TransactionClientContract,
-  merchantId: number,
-  merchantOrderId: string,
-  scope: 'payment' | 'settlement' = 'payment'
-) {
-  const windowStart = DateTime.utc().minus({ days: ORDER_ID_WINDOW_DAYS }).toJSDate()
-  const key = { merchant_id: merchantId, scope, merchant_order_id: merchantOrderId }
-  // A reservation past the window is free again.
-  await trx.from('merchant_order_ids').where(key).where('reserved_at', '<', windowStart).delete()
-  try {
-    await trx
-      .insertQuery()
-      .table('merchant_order_ids')
-      .insert({ ...key, reserved_at: new Date() })
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error
-    throw GatewayError.duplicateEntry(
-      `merchant_order_id ${merchantOrderId} was already used in the last ${ORDER_ID_WINDOW_DAYS} days`
-    )
-  }
 }
