@@ -44,61 +44,67 @@ export async function matchStatementLine(lineId: number): Promise<MatchResult> {
   return withDeadlockRetry(() => matchOnce(lineId))
 }
 
+/**
+ * One transaction per line, the line row locked first: everything below sees
+ * the line as it is and decides once.
+ */
 async function matchOnce(lineId: number): Promise<MatchResult> {
-  const line = (await db.from('statement_lines').where('id', lineId).first()) as LineRow | null
-  if (!line || line.status !== 'new') return 'skipped'
-  const amount = Number(line.amount)
-
-  if (
-    line.reference &&
-    (isPlatformOrderId(line.reference, 'W') || isPlatformOrderId(line.reference, 'M'))
-  ) {
-    return settlePayoutLine(line)
-  }
-  if (line.direction === 'debit')
-    return markLine(line.id, 'unmatched', 'debit without a payout reference')
-
   return db.transaction(
     async (trx) => {
-      const locked = await trx.from('statement_lines').where('id', line.id).forUpdate().first()
-      if (locked.status !== 'new') return 'skipped' as const
+      const line = (await trx.from('statement_lines').where('id', lineId).forUpdate().first()) as
+        LineRow | undefined
+      if (!line || line.status !== 'new') return 'skipped'
 
-      const order = await findPaymentFor(trx, line, amount)
-      if (!order) {
-        const expired = await findExpiredPaymentFor(trx, line, amount)
-        return setLine(
-          trx,
-          line.id,
-          expired ? 'late' : 'unmatched',
-          expired?.platformOrderId ?? 'no open order'
-        )
+      if (
+        line.reference &&
+        (isPlatformOrderId(line.reference, 'W') || isPlatformOrderId(line.reference, 'M'))
+      ) {
+        return settlePayoutLine(trx, line)
       }
-      if (order.status === 'error') {
-        // The customer paid an order that had already expired (error is final).
-        return setLine(trx, line.id, 'late', order.platformOrderId)
+      if (line.direction === 'debit') {
+        return setLine(trx, line.id, 'unmatched', 'debit without a payout reference')
       }
-      if (order.status !== 'open') {
-        return setLine(trx, line.id, 'unmatched', `${order.platformOrderId} is ${order.status}`)
-      }
-      if (order.transferAmount !== amount) {
-        return setLine(
-          trx,
-          line.id,
-          'unmatched',
-          `${order.platformOrderId} expects ${order.transferAmount} satang`
-        )
-      }
-      await payOrder(trx, order, line)
-      await trx.from('statement_lines').where('id', line.id).update({
-        status: 'matched',
-        order_type: 'payment',
-        order_id: order.id,
-        matched_at: new Date(),
-      })
-      return 'matched' as const
+      return payPaymentLine(trx, line)
     },
     { isolationLevel: 'read committed' }
   )
+}
+
+async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Promise<MatchResult> {
+  const amount = Number(line.amount)
+  const order = await findPaymentFor(trx, line, amount)
+  if (!order) {
+    const expired = await findExpiredPaymentFor(trx, line, amount)
+    return setLine(
+      trx,
+      line.id,
+      expired ? 'late' : 'unmatched',
+      expired?.platformOrderId ?? 'no open order'
+    )
+  }
+  if (order.status === 'error') {
+    // The customer paid an order that had already expired (error is final).
+    return setLine(trx, line.id, 'late', order.platformOrderId)
+  }
+  if (order.status !== 'open') {
+    return setLine(trx, line.id, 'unmatched', `${order.platformOrderId} is ${order.status}`)
+  }
+  if (order.transferAmount !== amount) {
+    return setLine(
+      trx,
+      line.id,
+      'unmatched',
+      `${order.platformOrderId} expects ${order.transferAmount} satang`
+    )
+  }
+  await payOrder(trx, order, line)
+  await trx.from('statement_lines').where('id', line.id).update({
+    status: 'matched',
+    order_type: 'payment',
+    order_id: order.id,
+    matched_at: new Date(),
+  })
+  return 'matched'
 }
 
 async function findPaymentFor(trx: TransactionClientContract, line: LineRow, amount: number) {
@@ -172,42 +178,29 @@ async function payOrder(trx: TransactionClientContract, order: PaymentOrder, lin
   await writePaymentCallback(trx, order, merchant, 'PAID')
 }
 
-async function settlePayoutLine(line: LineRow): Promise<MatchResult> {
-  return db.transaction(async (trx) => {
-    const locked = await trx.from('statement_lines').where('id', line.id).forUpdate().first()
-    if (locked.status !== 'new') return 'skipped' as const
-    const order = await PayoutOrder.query({ client: trx })
-      .where('platform_order_id', line.reference!)
-      .forUpdate()
-      .first()
-    if (!order || order.connector !== 'bulk_file' || order.status !== 'pending') {
-      return setLine(trx, line.id, 'unmatched', `${line.reference}: no pending bulk-file payout`)
-    }
-    const outcome =
-      line.direction === 'debit'
-        ? { success: true as const }
-        : { success: false as const, reason: 'returned_by_bank' }
-    await completePayout(order.id, outcome, DateTime.utc(), trx)
-    await trx.from('statement_lines').where('id', line.id).update({
-      status: 'matched',
-      order_type: order.kind,
-      order_id: order.id,
-      matched_at: new Date(),
-    })
-    return 'matched' as const
-  })
-}
-
-async function markLine(
-  lineId: number,
-  status: 'unmatched' | 'late',
-  note: string
+async function settlePayoutLine(
+  trx: TransactionClientContract,
+  line: LineRow
 ): Promise<MatchResult> {
-  await db
-    .from('statement_lines')
-    .where({ id: lineId, status: 'new' })
-    .update({ status, note: note.slice(0, 255) })
-  return status
+  const order = await PayoutOrder.query({ client: trx })
+    .where('platform_order_id', line.reference!)
+    .forUpdate()
+    .first()
+  if (!order || order.connector !== 'bulk_file' || order.status !== 'pending') {
+    return setLine(trx, line.id, 'unmatched', `${line.reference}: no pending bulk-file payout`)
+  }
+  const outcome =
+    line.direction === 'debit'
+      ? { success: true as const }
+      : { success: false as const, reason: 'returned_by_bank' }
+  await completePayout(order.id, outcome, DateTime.utc(), trx)
+  await trx.from('statement_lines').where('id', line.id).update({
+    status: 'matched',
+    order_type: order.kind,
+    order_id: order.id,
+    matched_at: new Date(),
+  })
+  return 'matched'
 }
 
 async function setLine(
