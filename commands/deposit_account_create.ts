@@ -72,7 +72,7 @@ export default class DepositAccountCreate extends BaseCommand {
   async run() {
     const { createDepositAccount, describeLimits, describeTarget, presentDepositAccount } =
       await import('#services/deposit_accounts')
-    const { DepositAccountError } = await import('#services/deposit_accounts')
+    const { OperatorInputError } = await import('#services/deposit_accounts')
     try {
       const account = await createDepositAccount(
         {
@@ -109,7 +109,7 @@ export default class DepositAccountCreate extends BaseCommand {
       )
       console.log(`id: ${account.id}`)
     } catch (error) {
-      if (!(error instanceof DepositAccountError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       for (const line of error.message.split('\n')) this.logger.error(line)
       this.exitCode = 1
     }

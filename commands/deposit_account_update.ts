@@ -89,7 +89,7 @@ export default class DepositAccountUpdate extends BaseCommand {
   async run() {
     const { updateDepositAccount, presentDepositAccount, describeLimits, describeTarget } =
       await import('#services/deposit_accounts')
-    const { DepositAccountError } = await import('#services/deposit_accounts')
+    const { OperatorInputError } = await import('#services/deposit_accounts')
     if (this.active && this.inactive) {
       this.logger.error('Give --active or --inactive, not both')
       this.exitCode = 1
@@ -132,7 +132,7 @@ export default class DepositAccountUpdate extends BaseCommand {
           (account.active ? 'active' : 'inactive')
       )
     } catch (error) {
-      if (!(error instanceof DepositAccountError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       for (const line of error.message.split('\n')) this.logger.error(line)
       this.exitCode = 1
     }

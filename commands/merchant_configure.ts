@@ -80,7 +80,7 @@ export default class MerchantConfigure extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { configureMerchant, merchantSettings, SettingsError } =
+    const { configureMerchant, merchantSettings, OperatorInputError } =
       await import('#services/merchant_settings')
     try {
       const { merchant, changed, warnings } = await configureMerchant(
@@ -120,7 +120,7 @@ export default class MerchantConfigure extends BaseCommand {
       table.render()
       for (const warning of warnings) this.logger.warning(warning)
     } catch (error) {
-      if (!(error instanceof SettingsError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       for (const line of error.message.split('\n')) this.logger.error(line)
       this.exitCode = 1
     }

@@ -40,7 +40,7 @@ export default class PlatformConfigure extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { configurePlatform, platformSettings, SettingsError } =
+    const { configurePlatform, platformSettings, OperatorInputError } =
       await import('#services/merchant_settings')
     try {
       const { platform, changed } = await configurePlatform(
@@ -67,7 +67,7 @@ export default class PlatformConfigure extends BaseCommand {
       for (const [key, value] of Object.entries(settings)) table.row([key, String(value ?? '-')])
       table.render()
     } catch (error) {
-      if (!(error instanceof SettingsError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       for (const line of error.message.split('\n')) this.logger.error(line)
       this.exitCode = 1
     }

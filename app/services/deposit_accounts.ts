@@ -2,7 +2,17 @@ import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#models/deposit_account'
 import { isBankCode } from '#services/banks'
-import { formatAmount, parseAmount } from '#services/money'
+import { formatAmount } from '#services/money'
+import {
+  amountOf,
+  integerOf,
+  isCleared,
+  OperatorInputError,
+  snake,
+  type Clearable,
+} from '#services/operator_input'
+
+export { OperatorInputError, type Clearable }
 import { recordAudit } from '#services/audit'
 import { normalizeProxy } from '#deposits/promptpay_qr'
 import { depositProvider } from '#deposits/providers/registry'
@@ -10,13 +20,10 @@ import { depositProvider } from '#deposits/providers/registry'
 /**
  * Creating, changing and listing the deposit-account pool (operator
  * commands). Input arrives as the operator typed it; everything is parsed and
- * checked here, and every error is reported in one DepositAccountError.
+ * checked here, and every error is reported in one OperatorInputError.
  */
 
-export class DepositAccountError extends Error {}
-
 /** A value that may also be cleared: false (`--no-max`), null, "none" or "unlimited". */
-export type Clearable = string | number | false | null
 
 /**
  * Changes as typed by an operator. undefined leaves a field as it is (or at
@@ -132,14 +139,14 @@ export async function updateDepositAccount(
 ): Promise<{ account: DepositAccount; changed: string[] }> {
   const accountId = Number(id)
   if (!Number.isSafeInteger(accountId) || accountId <= 0) {
-    throw new DepositAccountError(`deposit account id must be a positive whole number, not "${id}"`)
+    throw new OperatorInputError(`deposit account id must be a positive whole number, not "${id}"`)
   }
   return db.transaction(async (trx) => {
     const account = await DepositAccount.query({ client: trx })
       .where('id', accountId)
       .forUpdate()
       .first()
-    if (!account) throw new DepositAccountError(`No deposit account with id ${accountId}`)
+    if (!account) throw new OperatorInputError(`No deposit account with id ${accountId}`)
 
     const before = stateOf(account)
     const after = resolveState(before, changes)
@@ -265,7 +272,7 @@ function resolveState(current: AccountState | null, changes: DepositAccountChang
     try {
       return fn()
     } catch (error) {
-      if (!(error instanceof DepositAccountError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       errors.push(error.message)
       return fallback
     }
@@ -378,7 +385,7 @@ function resolveState(current: AccountState | null, changes: DepositAccountChang
   if (changes.active !== undefined) state.active = changes.active
 
   if (errors.length === 0) errors.push(...consistencyErrors(state))
-  if (errors.length > 0) throw new DepositAccountError(errors.join('\n'))
+  if (errors.length > 0) throw new OperatorInputError(errors.join('\n'))
   return state
 }
 
@@ -427,7 +434,7 @@ async function assertNotInPoolTwice(
     .if(selfId !== null, (query) => query.whereNot('id', selfId!))
   const clash = others.find((other) => matchesByAmount(other))
   if (clash) {
-    throw new DepositAccountError(
+    throw new OperatorInputError(
       `${state.bank} ${state.accountNo} is already deposit account ${clash.id} (${clash.channel}, group ${clash.depositGroup}); ` +
         'payments to one bank account are told apart by amount, so it can be in the pool only once ' +
         '(change that account with deposit-account:update instead)'
@@ -440,14 +447,6 @@ function matchesByAmount(state: Pick<AccountState, 'channel' | 'billerId'>) {
   return state.channel === 'transfer' || (state.channel === 'qr' && !state.billerId)
 }
 
-function isCleared(value: Clearable) {
-  return (
-    value === false ||
-    value === null ||
-    (typeof value === 'string' && ['none', 'unlimited'].includes(value.trim().toLowerCase()))
-  )
-}
-
 /** Stored as its digits ("0812345678"); the QR generator normalises it when drawing. */
 function promptpayIdOf(value: Clearable): string | null {
   if (isCleared(value)) return null
@@ -455,7 +454,7 @@ function promptpayIdOf(value: Clearable): string | null {
   try {
     normalizeProxy(digits)
   } catch {
-    throw new DepositAccountError(
+    throw new OperatorInputError(
       `--promptpay-id "${value}" is not a mobile number (0 + 9 digits), a 13-digit national/tax id or a 15-digit e-wallet id`
     )
   }
@@ -466,7 +465,7 @@ function billerIdOf(value: Clearable): string | null {
   if (isCleared(value)) return null
   const text = String(value).trim()
   if (!BILLER_ID.test(text)) {
-    throw new DepositAccountError(`--biller-id must be exactly 15 digits, not "${value}"`)
+    throw new OperatorInputError(`--biller-id must be exactly 15 digits, not "${value}"`)
   }
   return text
 }
@@ -475,7 +474,7 @@ function providerOf(value: Clearable): string | null {
   if (isCleared(value)) return null
   const name = String(value).trim().toLowerCase()
   if (!depositProvider(name)) {
-    throw new DepositAccountError(`--provider "${value}" is not a known deposit provider`)
+    throw new OperatorInputError(`--provider "${value}" is not a known deposit provider`)
   }
   return name
 }
@@ -487,19 +486,9 @@ function providerConfigOf(value: Clearable): Record<string, unknown> | null {
     parsed = JSON.parse(String(value))
   } catch {}
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new DepositAccountError('--provider-config must be a JSON object, e.g. \'{"fail":true}\'')
+    throw new OperatorInputError('--provider-config must be a JSON object, e.g. \'{"fail":true}\'')
   }
   return parsed as Record<string, unknown>
-}
-
-function amountOf(flag: string, value: string | number): number {
-  const satang = parseAmount(value)
-  if (satang === null || satang <= 0) {
-    throw new DepositAccountError(
-      `${flag} must be a positive THB amount with at most 2 decimals (e.g. 20.00), not "${value}"`
-    )
-  }
-  return satang
 }
 
 function countOf(flag: string, value: string | number): number {
@@ -514,15 +503,6 @@ function limitOf(
   return isCleared(value) ? null : parseValue(flag, value as string | number)
 }
 
-function integerOf(flag: string, value: string | number, min: number, max: number): number {
-  const text = String(value).trim()
-  const number = /^-?\d+$/.test(text) ? Number(text) : Number.NaN
-  if (!Number.isSafeInteger(number) || number < min || number > max) {
-    throw new DepositAccountError(`${flag} must be a whole number from ${min} to ${max}`)
-  }
-  return number
-}
-
 function dashed(key: string) {
   return key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)
 }
@@ -533,9 +513,4 @@ function auditValue(value: unknown) {
 
 function auditSnapshot(state: AccountState) {
   return Object.fromEntries(STATE_FIELDS.map((field) => [snake(field), auditValue(state[field])]))
-}
-
-/** Column name of a model property, as printed and audited: maxAmount → max_amount. */
-function snake(key: string) {
-  return key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 }

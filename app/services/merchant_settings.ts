@@ -3,19 +3,28 @@ import db from '@adonisjs/lucid/services/db'
 import Merchant from '#models/merchant'
 import Platform from '#models/platform'
 import DepositAccount from '#models/deposit_account'
-import { formatAmount, parseAmount } from '#services/money'
+import { formatAmount } from '#services/money'
 import { recordAudit } from '#services/audit'
 import { isValidTimeOfDay } from '#deposits/open_period'
-import { DEPOSIT_GROUP_RULE, isDepositGroup, type Clearable } from '#services/deposit_accounts'
+import { DEPOSIT_GROUP_RULE, isDepositGroup } from '#services/deposit_accounts'
+import {
+  amountOf,
+  integerOf,
+  isCleared,
+  isHostName,
+  OperatorInputError,
+  snake,
+  type Clearable,
+} from '#services/operator_input'
+
+export { OperatorInputError }
 
 /**
  * Operator settings of merchants (permissions, deposit group, order TTL,
  * fees, limits) and of platforms (payment page domain, deposit killswitch,
  * open hours). Input arrives as the operator typed it; every problem is
- * reported in one SettingsError and nothing is written then.
+ * reported in one OperatorInputError and nothing is written then.
  */
-
-export class SettingsError extends Error {}
 
 export interface MerchantSettingsChanges {
   status?: string
@@ -49,20 +58,18 @@ export const ORDER_TTL_RANGE = { min: 60, max: 86_400 }
 const MAX_BPS = 10_000 // 100 %
 const PAYOUT_ROUTE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
 // Same rule as platform:create (app/services/onboarding.ts).
-const DOMAIN =
-  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/
 const HOURS = /^(\d{2}:\d{2})-(\d{2}:\d{2})$/
 
 type Collect = <T>(fn: () => T) => T | undefined
 
-/** Runs parsers, collecting their SettingsErrors instead of stopping at the first. */
+/** Runs parsers, collecting their OperatorInputErrors instead of stopping at the first. */
 function collector(): { errors: string[]; run: Collect } {
   const errors: string[] = []
   const run: Collect = (fn) => {
     try {
       return fn()
     } catch (error) {
-      if (!(error instanceof SettingsError)) throw error
+      if (!(error instanceof OperatorInputError)) throw error
       errors.push(error.message)
       return undefined
     }
@@ -162,13 +169,13 @@ export async function configureMerchant(
   if (changes.withdrawFee !== undefined) {
     set(
       'withdrawFeeFlat',
-      run(() => amountOf('--withdraw-fee', changes.withdrawFee!, true))
+      run(() => amountOf('--withdraw-fee', changes.withdrawFee!, { allowZero: true }))
     )
   }
   if (changes.settlementFee !== undefined) {
     set(
       'settlementFeeFlat',
-      run(() => amountOf('--settlement-fee', changes.settlementFee!, true))
+      run(() => amountOf('--settlement-fee', changes.settlementFee!, { allowZero: true }))
     )
   }
   if (changes.withdrawMin !== undefined) {
@@ -199,7 +206,7 @@ export async function configureMerchant(
       run(() => amountOf('--settlement-max', changes.settlementMax!))
     )
   }
-  if (errors.length > 0) throw new SettingsError(errors.join('\n'))
+  if (errors.length > 0) throw new OperatorInputError(errors.join('\n'))
 
   return db
     .transaction(async (trx) => {
@@ -207,7 +214,7 @@ export async function configureMerchant(
         .where('merchant_id', merchantId)
         .forUpdate()
         .first()
-      if (!merchant) throw new SettingsError(`No merchant with merchant_id ${merchantId}`)
+      if (!merchant) throw new OperatorInputError(`No merchant with merchant_id ${merchantId}`)
 
       const after = { ...merchant.$attributes, ...values } as Merchant
       if (after.withdrawMax !== null && after.withdrawMin > after.withdrawMax) {
@@ -220,7 +227,7 @@ export async function configureMerchant(
           `settlement min ${formatAmount(after.settlementMin)} is above settlement max ${formatAmount(after.settlementMax)}`
         )
       }
-      if (errors.length > 0) throw new SettingsError(errors.join('\n'))
+      if (errors.length > 0) throw new OperatorInputError(errors.join('\n'))
 
       const diff: Record<string, { from: unknown; to: unknown }> = {}
       for (const [key, value] of Object.entries(values)) {
@@ -343,11 +350,11 @@ export async function configurePlatform(
     const hours = run(() => openHours('--settlement-hours', changes.settlementHours!))
     if (hours) [values.settlementOpenFrom, values.settlementOpenTo] = hours
   }
-  if (errors.length > 0) throw new SettingsError(errors.join('\n'))
+  if (errors.length > 0) throw new OperatorInputError(errors.join('\n'))
 
   return db.transaction(async (trx) => {
     const platform = await Platform.query({ client: trx }).where('code', code).forUpdate().first()
-    if (!platform) throw new SettingsError(`Platform "${code}" does not exist`)
+    if (!platform) throw new OperatorInputError(`Platform "${code}" does not exist`)
     const diff: Record<string, { from: unknown; to: unknown }> = {}
     for (const [key, value] of Object.entries(values)) {
       const before = platform.$attributes[key]
@@ -387,22 +394,18 @@ export function platformSettings(platform: Platform) {
   }
 }
 
-function isCleared(value: Clearable) {
-  return value === false || value === null || (typeof value === 'string' && value.trim() === 'none')
-}
-
 function nameOrNull(value: Clearable, valid: (value: string) => boolean, rule: string) {
   if (isCleared(value)) return null
   const text = String(value).trim()
-  if (!valid(text)) throw new SettingsError(rule)
+  if (!valid(text)) throw new OperatorInputError(rule)
   return text
 }
 
 function domainOrNull(value: Clearable) {
   if (isCleared(value)) return null
   const domain = String(value).trim().toLowerCase()
-  if (!DOMAIN.test(domain)) {
-    throw new SettingsError(
+  if (!isHostName(domain)) {
+    throw new OperatorInputError(
       '--payment-page-domain must be a host name (optionally with :port) such as pay.example.com'
     )
   }
@@ -417,7 +420,7 @@ function onOff(flag: string, value: string | boolean): boolean {
   const text = String(value).trim().toLowerCase()
   if (ON.has(text)) return true
   if (OFF.has(text)) return false
-  throw new SettingsError(`${flag} must be on or off, not "${value}"`)
+  throw new OperatorInputError(`${flag} must be on or off, not "${value}"`)
 }
 
 /** "HH:mm-HH:mm" (Bangkok time; from > to spans midnight) or "always" → [from, to]. */
@@ -426,36 +429,12 @@ function openHours(flag: string, value: string): [string | null, string | null] 
   if (text === 'always') return [null, null]
   const match = HOURS.exec(text)
   if (!match || !isValidTimeOfDay(match[1]) || !isValidTimeOfDay(match[2])) {
-    throw new SettingsError(
+    throw new OperatorInputError(
       `${flag} must be HH:mm-HH:mm in Bangkok time (e.g. 09:00-22:00, or 22:00-06:00 across midnight) or "always", not "${value}"`
     )
   }
   if (match[1] === match[2]) {
-    throw new SettingsError(`${flag}: from and to are equal; use "always" for no closing time`)
+    throw new OperatorInputError(`${flag}: from and to are equal; use "always" for no closing time`)
   }
   return [match[1], match[2]]
-}
-
-function integerOf(flag: string, value: string | number, min: number, max: number) {
-  const text = String(value).trim()
-  const number = /^-?\d+$/.test(text) ? Number(text) : Number.NaN
-  if (!Number.isSafeInteger(number) || number < min || number > max) {
-    throw new SettingsError(`${flag} must be a whole number from ${min} to ${max}`)
-  }
-  return number
-}
-
-function amountOf(flag: string, value: string | number, allowZero = false) {
-  const satang = parseAmount(value)
-  if (satang === null || (!allowZero && satang === 0)) {
-    throw new SettingsError(
-      `${flag} must be a THB amount with at most 2 decimals (e.g. 20.00), not "${value}"`
-    )
-  }
-  return satang
-}
-
-/** Column name of a model property, as printed and audited: maxAmount → max_amount. */
-function snake(key: string) {
-  return key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 }

@@ -5,6 +5,7 @@ import { issueCredentials, type IssuedCredentials } from '#services/credentials'
 import { openMerchantAccounts } from '#ledger/ledger'
 import { randomString, DIGITS, UPPER_ALPHANUMERIC } from '#services/random'
 import { recordAudit } from '#services/audit'
+import { isHostName } from '#services/operator_input'
 
 export interface PlatformInput {
   code: string
@@ -22,8 +23,6 @@ export interface MerchantInput {
 const PLATFORM_CODE = /^[a-z0-9][a-z0-9_-]{1,31}$/
 const ORDER_PREFIX = /^[A-Z0-9]{3}$/
 const MERCHANT_ID = /^[A-Za-z0-9]{0,31}[0-9]$/
-const DOMAIN =
-  /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/
 
 export class OnboardingError extends Error {}
 
@@ -33,7 +32,7 @@ export async function createPlatform(input: PlatformInput, actor: string) {
   }
   if (!input.name.trim()) throw new OnboardingError('Platform name is required')
   const domain = input.paymentPageDomain?.trim().toLowerCase() || null
-  if (domain && !DOMAIN.test(domain)) {
+  if (domain && !isHostName(domain)) {
     throw new OnboardingError('payment page domain must be a host name such as pay.example.com')
   }
   if (await Platform.findBy('code', input.code)) {
