@@ -1,20 +1,11 @@
 import { test } from '@japa/runner'
+import { assertError } from '#tests/helpers/envelope'
 import db from '@adonisjs/lucid/services/db'
 import { signBody } from '#services/credentials'
 import { epochSeconds } from '#services/clock'
 import { rawRequest } from '#tests/helpers/http'
 import { authBody, createTestMerchant, resetDatabase, signedPost } from '#tests/helpers/merchants'
 import { addToWhitelist } from '#services/ip_whitelist'
-
-function assertError(assert: any, response: any, status: number, error: string) {
-  assert.equal(response.status, status, response.text)
-  assert.deepEqual(Object.keys(response.json), ['code', 'error', 'success', 'message'])
-  assert.equal(response.json.code, status)
-  assert.equal(response.json.error, error)
-  assert.isFalse(response.json.success)
-  assert.isString(response.json.message)
-  assert.isAbove(response.json.message.length, 0)
-}
 
 test.group('merchant authentication: the spec error table', (group) => {
   group.each.setup(() => resetDatabase())

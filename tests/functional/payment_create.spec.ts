@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { assertError } from '#tests/helpers/envelope'
 import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import Platform from '#models/platform'
@@ -25,20 +26,6 @@ const ORDER = {
 
 function create(who: TestMerchant, fields: Record<string, unknown> = {}, path = '/payment/create') {
   return signedPost(path, who, authBody(who, { ...ORDER, ...fields }))
-}
-
-function assertError(
-  assert: any,
-  response: any,
-  status: number,
-  error: string,
-  message?: string | RegExp
-) {
-  assert.equal(response.status, status, response.text)
-  assert.equal(response.json.error, error, response.text)
-  assert.isFalse(response.json.success)
-  if (typeof message === 'string') assert.equal(response.json.message, message)
-  if (message instanceof RegExp) assert.match(response.json.message, message)
 }
 
 async function orderCount() {

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import Platform from '#models/platform'
@@ -21,12 +22,6 @@ function settle(who: TestMerchant, fields: Record<string, unknown> = {}) {
     who,
     authBody(who, { ...PAYOUT_FIELDS, merchant_order_id: 'S1', amount: '1000.00', ...fields })
   )
-}
-
-function assertError(assert: any, response: any, status: number, error: string, message?: RegExp) {
-  assert.equal(response.status, status, response.text)
-  assert.equal(response.json.error, error, response.text)
-  if (message) assert.match(response.json.message, message)
 }
 
 async function balance(who: TestMerchant) {

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#models/payout_order'
@@ -20,12 +21,6 @@ function withdraw(who: TestMerchant, fields: Record<string, unknown> = {}) {
 
 async function balance(who: TestMerchant) {
   return (await signedPost('/balance', who, authBody(who))).json.data
-}
-
-function assertError(assert: any, response: any, status: number, error: string, message?: RegExp) {
-  assert.equal(response.status, status, response.text)
-  assert.equal(response.json.error, error, response.text)
-  if (message) assert.match(response.json.message, message)
 }
 
 async function payoutCount() {
