@@ -70,31 +70,17 @@ export default class DepositAccountCreate extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { createDepositAccount, describeLimits, describeTarget, presentDepositAccount } =
-      await import('#services/deposit_accounts')
+    const {
+      createDepositAccount,
+      depositAccountChangesFrom,
+      describeLimits,
+      describeTarget,
+      presentDepositAccount,
+    } = await import('#services/deposit_accounts')
     const { OperatorInputError } = await import('#services/deposit_accounts')
     try {
       const account = await createDepositAccount(
-        {
-          group: this.group,
-          channel: this.channel,
-          bank: this.bank,
-          accountNo: this.accountNo,
-          accountName: this.accountName,
-          promptpayId: this.promptpayId,
-          billerId: this.billerId,
-          provider: this.provider,
-          providerConfig: this.providerConfig,
-          min: this.min,
-          max: this.max,
-          hourlyCount: this.hourlyCount,
-          hourlyAmount: this.hourlyAmount,
-          dailyCount: this.dailyCount,
-          dailyAmount: this.dailyAmount,
-          maxAdjustment: this.maxAdjustment,
-          priority: this.priority,
-          active: this.inactive ? false : undefined,
-        },
+        { ...depositAccountChangesFrom(this), active: this.inactive ? false : undefined },
         cliActor()
       )
       if (this.json) {

@@ -87,8 +87,13 @@ export default class DepositAccountUpdate extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { updateDepositAccount, presentDepositAccount, describeLimits, describeTarget } =
-      await import('#services/deposit_accounts')
+    const {
+      updateDepositAccount,
+      depositAccountChangesFrom,
+      presentDepositAccount,
+      describeLimits,
+      describeTarget,
+    } = await import('#services/deposit_accounts')
     const { OperatorInputError } = await import('#services/deposit_accounts')
     if (this.active && this.inactive) {
       this.logger.error('Give --active or --inactive, not both')
@@ -99,23 +104,7 @@ export default class DepositAccountUpdate extends BaseCommand {
       const { account, changed } = await updateDepositAccount(
         this.id,
         {
-          group: this.group,
-          channel: this.channel,
-          bank: this.bank,
-          accountNo: this.accountNo,
-          accountName: this.accountName,
-          promptpayId: this.promptpayId,
-          billerId: this.billerId,
-          provider: this.provider,
-          providerConfig: this.providerConfig,
-          min: this.min,
-          max: this.max,
-          hourlyCount: this.hourlyCount,
-          hourlyAmount: this.hourlyAmount,
-          dailyCount: this.dailyCount,
-          dailyAmount: this.dailyAmount,
-          maxAdjustment: this.maxAdjustment,
-          priority: this.priority,
+          ...depositAccountChangesFrom(this),
           active: this.inactive ? false : this.active === undefined ? undefined : this.active,
         },
         cliActor()

@@ -23,8 +23,6 @@ import { depositProvider } from '#deposits/providers/registry'
  * checked here, and every error is reported in one OperatorInputError.
  */
 
-/** A value that may also be cleared: false (`--no-max`), null, "none" or "unlimited". */
-
 /**
  * Changes as typed by an operator. undefined leaves a field as it is (or at
  * its default on create); Clearable fields clear with false/null/"none".
@@ -49,6 +47,36 @@ export interface DepositAccountChanges {
   maxAdjustment?: string | number
   priority?: string | number
   active?: boolean
+}
+
+/** The options of deposit-account:create / :update, by their property names. */
+const OPTION_FIELDS = [
+  'group',
+  'channel',
+  'bank',
+  'accountNo',
+  'accountName',
+  'promptpayId',
+  'billerId',
+  'provider',
+  'providerConfig',
+  'min',
+  'max',
+  'hourlyCount',
+  'hourlyAmount',
+  'dailyCount',
+  'dailyAmount',
+  'maxAdjustment',
+  'priority',
+] as const satisfies ReadonlyArray<keyof DepositAccountChanges>
+
+/** The changes an operator typed, read off a command's parsed flags. */
+export function depositAccountChangesFrom(
+  flags: Partial<Record<(typeof OPTION_FIELDS)[number], unknown>>
+): DepositAccountChanges {
+  return Object.fromEntries(
+    OPTION_FIELDS.map((field) => [field, flags[field]])
+  ) as DepositAccountChanges
 }
 
 interface AccountState {
