@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { DateTime } from 'luxon'
 import encryption from '@adonisjs/core/services/encryption'
 import db from '@adonisjs/lucid/services/db'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import MerchantCredential from '#models/merchant_credential'
 import type Merchant from '#models/merchant'
 import { randomString } from '#services/random'
@@ -53,6 +53,21 @@ export async function activeCredentials(merchantId: number, client?: Transaction
     .orderBy('id', 'desc')
 }
 
+/**
+ * The merchant's current credential: the newest one without an end date
+ * (credentials in their grace period after a rotation have one). It signs
+ * callbacks and is the base of the next rotation.
+ */
+export async function currentCredential(merchantId: number, client?: QueryClientContract) {
+  const credential = await MerchantCredential.query({ client })
+    .where('merchant_id', merchantId)
+    .whereNull('expires_at')
+    .orderBy('id', 'desc')
+    .first()
+  if (!credential) throw new Error(`Merchant ${merchantId} has no current credential`)
+  return credential
+}
+
 /** Issues the first credential pair of a new merchant. */
 export async function issueCredentials(
   trx: TransactionClientContract,
@@ -80,11 +95,7 @@ export async function rotateCredentials(
   return db.transaction(async (trx) => {
     // Lock the merchant row so that two rotations at once cannot both become "current".
     await trx.from('merchants').where('id', merchant.id).forUpdate().first()
-    const current = await MerchantCredential.query({ client: trx })
-      .where('merchant_id', merchant.id)
-      .whereNull('expires_at')
-      .orderBy('id', 'desc')
-      .firstOrFail()
+    const current = await currentCredential(merchant.id, trx)
 
     const token = options.token ? randomString(TOKEN_LENGTH) : undefined
     const secret = options.secret ? randomString(SECRET_LENGTH) : decryptSecret(current)
