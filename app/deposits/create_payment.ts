@@ -1,7 +1,6 @@
 import { DateTime } from 'luxon'
 import { v7 as uuidv7 } from 'uuid'
 import db from '@adonisjs/lucid/services/db'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Merchant from '#models/merchant'
 import Platform from '#models/platform'
 import PaymentOrder, { type PaymentType } from '#models/payment_order'
@@ -109,15 +108,15 @@ export class CreatePayment {
           await reserveMerchantOrderId(trx, merchant.id, input.merchantOrderId)
 
           const account = await lockAccount(trx, candidate.id)
-          if (!account) return rollback(trx, 'inactive')
+          if (!account) return rollback('inactive')
 
           // Bill-payment QR accounts match by reference, so the amount needs no adjustment.
           const byReference = account.channel === 'qr' && !!account.billerId
           const transferAmount = byReference
             ? input.amount
             : await freeTransferAmount(trx, account, input.amount)
-          if (transferAmount === null) return rollback(trx, 'no_slot')
-          if (!(await withinLimits(trx, account, transferAmount))) return rollback(trx, 'limit')
+          if (transferAmount === null) return rollback('no_slot')
+          if (!(await withinLimits(trx, account, transferAmount))) return rollback('limit')
 
           const now = DateTime.utc()
           const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
@@ -137,7 +136,7 @@ export class CreatePayment {
               : promptPayPayload({ proxy: account.promptpayId ?? '', amountSatang: transferAmount })
           } else if (account.channel === 'external') {
             const provider = depositProvider(account.provider)
-            if (!provider) return rollback(trx, 'provider_failed')
+            if (!provider) return rollback('provider_failed')
             try {
               external = await provider.createPayment(
                 {
@@ -150,7 +149,7 @@ export class CreatePayment {
                 PROVIDER_TIMEOUT_MS
               )
             } catch {
-              return rollback(trx, 'provider_failed')
+              return rollback('provider_failed')
             }
           }
 
@@ -205,6 +204,6 @@ class RolledBack extends Error {
 }
 
 /** Throwing makes Lucid roll the attempt back, merchant_order_id reservation included. */
-function rollback(_trx: TransactionClientContract, reason: RolledBack['reason']): never {
+function rollback(reason: RolledBack['reason']): never {
   throw new RolledBack(reason)
 }

@@ -83,16 +83,11 @@ export async function importStatement(
     )
   }
 
-  // Lines that carry this import's id are the ones it added.
-  const fresh = await db
-    .from('statement_lines')
-    .where('import_id', importId)
-    .orderBy('id')
-    .select('id')
-  await db.from('statement_imports').where('id', importId).update({ new_lines: fresh.length })
-
   const results: Record<MatchResult, number> = { matched: 0, unmatched: 0, late: 0, skipped: 0 }
+  // Lines that carry this import's id are the ones it added.
   const { candidates, unmatched } = await triage(account.id, importId)
+  const newLines = candidates.length + unmatched.length
+  await db.from('statement_imports').where('id', importId).update({ new_lines: newLines })
   for (let start = 0; start < unmatched.length; start += BATCH) {
     // Lines no order can claim are settled in bulk; matchStatementLine would
     // reach the same verdict one transaction at a time.
@@ -115,7 +110,7 @@ export async function importStatement(
     .where('import_id', '<', importId)
     .select('id')
   for (const { id } of leftovers) results[await matchStatementLine(Number(id))]++
-  return { importId: Number(importId), lines: lines.length, newLines: fresh.length, results }
+  return { importId: Number(importId), lines: lines.length, newLines, results }
 }
 
 /**
