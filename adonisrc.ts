@@ -7,7 +7,11 @@ export default defineConfig({
   /*
   | Package commands. The application's own commands are scanned from ./commands.
   */
-  commands: [() => import('@adonisjs/core/commands'), () => import('@adonisjs/lucid/commands')],
+  commands: [
+    () => import('@adonisjs/core/commands'),
+    () => import('@adonisjs/lucid/commands'),
+    () => import('@adonisjs/session/commands'),
+  ],
 
   providers: [
     () => import('@adonisjs/core/providers/app_provider'),
@@ -20,6 +24,12 @@ export default defineConfig({
     () => import('@adonisjs/core/providers/edge_provider'),
     () => import('@adonisjs/lucid/database_provider'),
     () => import('#providers/redis_provider'),
+    () => import('@adonisjs/session/session_provider'),
+    () => import('@adonisjs/shield/shield_provider'),
+    () => import('@adonisjs/auth/auth_provider'),
+    () => import('@adonisjs/bouncer/bouncer_provider'),
+    () => import('@adonisjs/limiter/limiter_provider'),
+    () => import('@adonisjs/drive/drive_provider'),
   ],
 
   preloads: [() => import('#start/routes'), () => import('#start/kernel')],
@@ -45,7 +55,11 @@ export default defineConfig({
     forceExit: false,
   },
 
-  metaFiles: [],
+  // Copied into the production build: templates and the back-office stylesheet.
+  metaFiles: [
+    { pattern: 'resources/views/**/*.edge', reloadServer: false },
+    { pattern: 'resources/admin/**', reloadServer: false },
+  ],
 
   hooks: {
     init: [indexEntities()],

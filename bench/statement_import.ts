@@ -2,6 +2,9 @@
 | Statement import benchmark: 100,000 statement lines over 10 deposit accounts
 | with 10,000 open payment orders (10,000 lines pay an order, 90,000 do not).
 | Prints lines per second for parsing + storing + matching, and the memory peak.
+| EXPIRED adds that many long-expired orders (status error, up to 300 days old)
+| whose amounts no line has: every credit is checked against them for a late
+| payment.
 |
 |   npm run bench:import            (LINES=20000 ORDERS=2000 for a quick run)
 */
@@ -9,20 +12,23 @@ import { bootForBenchmark } from './boot.js'
 
 const LINES = Number(process.env.LINES ?? 100_000)
 const ORDERS = Number(process.env.ORDERS ?? 10_000)
+const EXPIRED = Number(process.env.EXPIRED ?? 0)
 const ACCOUNTS = 10
 
 const app = await bootForBenchmark()
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { DateTime } = await import('luxon')
 const { v7: uuidv7 } = await import('uuid')
-const { createPlatform, createMerchant } = await import('#services/onboarding')
-const { default: DepositAccount } = await import('#models/deposit_account')
-const { importStatement } = await import('#reconciliation/import_statement')
-const { newPlatformOrderId } = await import('#services/order_ids')
-const { formatAmount } = await import('#services/money')
+const { createPlatform } = await import('#merchants/actions/create_platform')
+const { createMerchant } = await import('#merchants/actions/create_merchant')
+const { default: DepositAccount } = await import('#payments/models/deposit_account')
+const { importStatement } = await import('#reconciliation/actions/import_statement')
+const { newPlatformOrderId } = await import('#core/order_ids')
+const { formatAmount } = await import('#core/money')
 
-await createPlatform({ code: 'bench', name: 'Benchmark' }, 'bench')
-const { merchant } = await createMerchant({ platformCode: 'bench', name: 'Bench shop' }, 'bench')
+const actor = { name: 'bench' }
+await createPlatform({ code: 'bench', name: 'Benchmark' }, actor)
+const { merchant } = await createMerchant({ platform: 'bench', name: 'Bench shop' }, actor)
 
 const accounts = []
 for (let i = 0; i < ACCOUNTS; i++) {
@@ -72,6 +78,32 @@ for (const [index, account] of accounts.entries()) {
     })
     expected.set(account.id, [...(expected.get(account.id) ?? []), amount])
   }
+  for (let k = 0; k < EXPIRED / ACCOUNTS; k++) {
+    const amount = 20_000 + (k % 5_000) * 100 + 50 // ends in .50: no line has it
+    const orderAt = now.minus({ days: k % 300, minutes: 30 })
+    rows.push({
+      platform_order_id: newPlatformOrderId(merchant.orderPrefix, 'P', now),
+      uuid: uuidv7(),
+      merchant_id: merchant.id,
+      merchant_order_id: `E${index}X${k}`,
+      payment_type: 'TRANSFER',
+      channel: 'transfer',
+      deposit_account_id: account.id,
+      amount,
+      transfer_amount: amount,
+      slot_amount: null,
+      customer_bank: 'SCB',
+      customer_account_name: 'Customer',
+      customer_account_no: '1234567890',
+      status: 'error',
+      error_reason: 'expired',
+      awaiting_review: false,
+      order_at: orderAt.toJSDate(),
+      expire_at: orderAt.plus({ minutes: 15 }).toJSDate(),
+      created_at: orderAt.toJSDate(),
+      updated_at: orderAt.toJSDate(),
+    })
+  }
   for (let start = 0; start < rows.length; start += 500) {
     await db.table('payment_orders').multiInsert(rows.slice(start, start + 500))
   }
@@ -105,11 +137,8 @@ let stored = 0
 let peakRss = process.memoryUsage().rss
 for (const [index, account] of accounts.entries()) {
   const summary = await importStatement(
-    account,
-    'neutral',
-    `bench-${index}.csv`,
-    files[index],
-    'bench'
+    { deposit_account_id: account.id, file_name: `bench-${index}.csv`, content: files[index] },
+    actor
   )
   matched += summary.results.matched
   stored += summary.newLines
@@ -120,6 +149,7 @@ const seconds = (performance.now() - started) / 1000
 console.log(`statement import benchmark`)
 console.log(`  lines imported:   ${stored} (${ACCOUNTS} files)`)
 console.log(`  open orders:      ${ORDERS}, matched ${matched}`)
+console.log(`  expired orders:   ${EXPIRED}`)
 console.log(`  elapsed:          ${seconds.toFixed(1)} s`)
 console.log(`  throughput:       ${Math.round(stored / seconds)} lines/s`)
 console.log(`  peak RSS:         ${Math.round(peakRss / 1024 / 1024)} MiB`)

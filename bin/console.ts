@@ -4,6 +4,7 @@
 */
 await import('reflect-metadata')
 const { Ignitor, prettyPrintError } = await import('@adonisjs/core')
+const { stopOnSignals } = await import('#start/shutdown')
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -19,8 +20,8 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
     app.booting(async () => {
       await import('#start/env')
     })
-    app.listen('SIGTERM', () => app.terminate())
-    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+    // queue:work finishes its running jobs; every command stops within the bound.
+    stopOnSignals(app)
   })
   .ace()
   .handle(process.argv.splice(2))

@@ -18,18 +18,26 @@ const IMPORTER = (filePath: string) => {
 // Load .env into process.env first: the TLS settings are read before the app boots.
 await import('#start/env')
 const { createNodeServerFactory } = await import('#start/node_server')
+const { drainer, stopOnSignals } = await import('#start/shutdown')
 const serverFactory = await createNodeServerFactory(APP_ROOT)
+const connections = drainer()
 
 new Ignitor(APP_ROOT, { importer: IMPORTER })
   .tap((app) => {
     app.booting(async () => {
       await import('#start/env')
     })
-    app.listen('SIGTERM', () => app.terminate())
-    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
+    stopOnSignals(app, {
+      drain: connections.drain,
+      log: (message) =>
+        app.container
+          .make('logger')
+          .then((logger) => logger.warn(message))
+          .catch(() => process.stderr.write(`${message}\n`)),
+    })
   })
   .httpServer()
-  .start(serverFactory)
+  .start((handler) => connections.track(serverFactory(handler)))
   .catch((error) => {
     process.exitCode = 1
     prettyPrintError(error)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm start`: database created and migrated, demo merchant seeded (first run),
 # then the gateway's processes: the web server and the background worker
-# (queue:work: payment expiry and the schedules). Ctrl-C stops them both, and
-# when either stops by itself the other is stopped too.
+# (queue:work: payment expiry and the schedules). SIGTERM, SIGINT (Ctrl-C) or
+# SIGHUP stops them both, and when either stops by itself the other is
+# stopped too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
@@ -16,19 +17,20 @@ node ace.js demo:seed --port "$PORT"
 
 pids=()
 stop() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  # In-flight requests and jobs get 10 s to finish; whatever still runs then is killed.
+  # The processes finish in-flight requests and jobs within SHUTDOWN_TIMEOUT_MS
+  # (10 s) and exit by themselves; whatever still runs 2 s later is killed.
   (
-    for _ in $(seq 1 20); do sleep 0.5; done
-    echo "gateway: still running 10 s after SIGTERM, killing" >&2
+    sleep $(( ${SHUTDOWN_TIMEOUT_MS:-10000} / 1000 + 2 ))
+    echo "gateway: still running after SIGTERM, killing" >&2
     kill -KILL "${pids[@]}" 2>/dev/null
   ) &
   local timer=$!
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   kill "$timer" 2>/dev/null || true
 }
-trap stop INT TERM EXIT
+trap stop INT TERM HUP EXIT
 
 node --import @poppinss/ts-exec bin/server.ts &
 pids+=($!)
@@ -37,5 +39,17 @@ pids+=($!)
 
 echo "gateway: web on https://localhost:$PORT (merchant API, /health, hosted payment page /pay/<uuid>)"
 echo "gateway: worker running (queue:work: payment expiry and scheduled jobs)"
-# Returns as soon as either process exits; the EXIT trap then stops the other.
-wait -n "${pids[@]}"
+echo "gateway: back-office on https://localhost:$PORT/admin"
+echo "gateway:   first operator: npm run ace -- operator:create --email you@example.com --role admin"
+echo "gateway:   (prints a one-time link: open it to choose the password and enrol an authenticator app)"
+
+# Runs until either process exits, or until our parent does: npm dies of a
+# SIGHUP without passing it on, and its children must not live on without it.
+# The EXIT trap then stops the other processes.
+parent=$PPID
+while kill -0 "$parent" 2>/dev/null; do
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || { wait "$pid"; exit $?; }; done
+  # A background sleep lets a signal's trap run at once instead of after it.
+  sleep 1 &
+  wait $! || true
+done

@@ -12,6 +12,11 @@ process.env.SANDBOX_BANK_DELAY_MS ??= '200'
 process.env.CALLBACK_RETRY_DELAY_MS ??= '200'
 process.env.CALLBACK_ALLOW_PRIVATE_TARGETS ??= 'true'
 process.env.CALLBACK_TIMEOUT_MS ??= '3000'
+// The suite sends thousands of requests, many with bad credentials, from 127.0.0.1:
+// request rate limits are tested with their own settings (rate_limits.spec.ts).
+process.env.API_RATE_LIMIT_PER_IP ??= '100000'
+process.env.API_RATE_LIMIT_PER_MERCHANT ??= '100000'
+process.env.API_AUTH_FAILURES_PER_IP ??= '100000'
 // A killed worker's jobs are picked up after 3 s instead of 30 s.
 process.env.QUEUE_LOCK_DURATION_MS ??= '3000'
 

@@ -34,14 +34,15 @@ export default class DemoSeed extends BaseCommand {
       this.exitCode = 1
       return
     }
-    const { default: Platform } = await import('#models/platform')
-    const { default: Merchant } = await import('#models/merchant')
-    const { createPlatform, createMerchant } = await import('#services/onboarding')
+    const { default: Platform } = await import('#merchants/models/platform')
+    const { default: Merchant } = await import('#merchants/models/merchant')
+    const { createPlatform } = await import('#merchants/actions/create_platform')
+    const { createMerchant } = await import('#merchants/actions/create_merchant')
+    const { configureMerchant } = await import('#merchants/actions/configure_merchant')
     const { postLedgerTransaction } = await import('#ledger/ledger')
     const { default: db } = await import('@adonisjs/lucid/services/db')
-    const { cliActor } = await import('#services/audit')
-    const { createDepositAccount } = await import('#services/deposit_accounts')
-    const { configureMerchant } = await import('#services/merchant_settings')
+    const { cliActor } = await import('#core/actor')
+    const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
 
     const file = this.app.tmpPath('demo-credentials.json')
     let credentials: DemoCredentials | undefined
@@ -65,11 +66,11 @@ export default class DemoSeed extends BaseCommand {
     } else {
       const actor = cliActor()
       await createPlatform(
-        { code: 'demo', name: 'Demo platform', paymentPageDomain: `localhost:${this.port}` },
+        { code: 'demo', name: 'Demo platform', payment_page_domain: `localhost:${this.port}` },
         actor
       )
       const { merchant, credentials: issued } = await createMerchant(
-        { platformCode: 'demo', name: 'Demo Shop', orderPrefix: 'DMO', merchantId: 'DEMO0001' },
+        { platform: 'demo', name: 'Demo Shop', order_prefix: 'DMO', merchant_id: 'DEMO0001' },
         actor
       )
       // An opening balance so that /balance shows the ledger at work.
@@ -87,16 +88,16 @@ export default class DemoSeed extends BaseCommand {
       // Every kind of deposit: QR and bill-payment QR for /payment/create, the
       // transfer account for /payment/create-transfer, all four for flex.
       for (const account of DEMO_DEPOSIT_ACCOUNTS) {
-        await createDepositAccount({ group: 'demo', ...account }, actor)
+        await createDepositAccount({ deposit_group: 'demo', ...account }, actor)
       }
       // Payouts through the sandbox bank, with a 5.00 withdraw fee and a 20.00 settlement fee.
       await configureMerchant(
-        merchant.merchantId,
         {
-          depositGroup: 'demo',
-          payoutRoute: 'sandbox',
-          withdrawFee: '5.00',
-          settlementFee: '20.00',
+          merchant_id: merchant.merchantId,
+          deposit_group: 'demo',
+          payout_route: 'sandbox',
+          withdraw_fee_flat: '5.00',
+          settlement_fee_flat: '20.00',
         },
         actor
       )
@@ -119,30 +120,30 @@ const DEMO_DEPOSIT_ACCOUNTS = [
   {
     channel: 'qr',
     bank: 'KBANK',
-    accountNo: '0011234567',
-    accountName: 'Demo Shop Co., Ltd.',
-    promptpayId: '0812345678',
+    account_no: '0011234567',
+    account_name: 'Demo Shop Co., Ltd.',
+    promptpay_id: '0812345678',
     priority: 10,
   },
   {
     channel: 'transfer',
     bank: 'SCB',
-    accountNo: '4021234567',
-    accountName: 'Demo Shop Co., Ltd.',
+    account_no: '4021234567',
+    account_name: 'Demo Shop Co., Ltd.',
   },
   {
     channel: 'qr',
     bank: 'BBL',
-    accountNo: '1010123456',
-    accountName: 'Demo Shop Co., Ltd.',
-    billerId: '010555012345678',
+    account_no: '1010123456',
+    account_name: 'Demo Shop Co., Ltd.',
+    biller_id: '010555012345678',
     priority: 0,
   },
   {
     channel: 'external',
     bank: 'KTB',
-    accountNo: '9000000001',
-    accountName: 'Demo Shop (sandbox provider)',
+    account_no: '9000000001',
+    account_name: 'Demo Shop (sandbox provider)',
     provider: 'sandbox',
     priority: 0,
   },

@@ -1,7 +1,10 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
+/**
+ * Ace adapter of the create-deposit-account action (the back-office uses the
+ * same one): flags become the action's fields, its refusals are printed.
+ */
 export default class DepositAccountCreate extends BaseCommand {
   static commandName = 'deposit-account:create'
   static description =
@@ -66,21 +69,41 @@ export default class DepositAccountCreate extends BaseCommand {
   @flags.boolean({ description: 'Create the account switched off' })
   declare inactive?: boolean
 
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
+
   @flags.boolean({ description: 'Print the account as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const {
-      createDepositAccount,
-      depositAccountChangesFrom,
-      describeLimits,
-      describeTarget,
-      presentDepositAccount,
-    } = await import('#services/deposit_accounts')
-    const { OperatorInputError } = await import('#services/deposit_accounts')
-    try {
+    const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
+    const { describeLimits, describeTarget, presentDepositAccount } =
+      await import('#payments/deposit_account_rules')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
       const account = await createDepositAccount(
-        { ...depositAccountChangesFrom(this), active: this.inactive ? false : undefined },
+        {
+          deposit_group: this.group,
+          channel: this.channel,
+          bank: this.bank,
+          account_no: this.accountNo,
+          account_name: this.accountName,
+          promptpay_id: this.promptpayId,
+          biller_id: this.billerId,
+          provider: this.provider,
+          provider_config: this.providerConfig,
+          min_amount: this.min,
+          max_amount: this.max,
+          hourly_count_limit: this.hourlyCount,
+          hourly_amount_limit: this.hourlyAmount,
+          daily_count_limit: this.dailyCount,
+          daily_amount_limit: this.dailyAmount,
+          max_adjustment: this.maxAdjustment,
+          priority: this.priority,
+          active: this.inactive ? false : undefined,
+          comment: this.comment,
+        },
         cliActor()
       )
       if (this.json) {
@@ -94,10 +117,6 @@ export default class DepositAccountCreate extends BaseCommand {
           (account.active ? '' : ', inactive')
       )
       console.log(`id: ${account.id}`)
-    } catch (error) {
-      if (!(error instanceof OperatorInputError)) throw error
-      for (const line of error.message.split('\n')) this.logger.error(line)
-      this.exitCode = 1
-    }
+    })
   }
 }

@@ -1,6 +1,11 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/**
+ * Lists the deposit-account pool; --usage adds what each account uses now
+ * beside its limits (Bangkok hour and day), its fullest transfer_amount
+ * slots and the end of a maintenance window it is in.
+ */
 export default class DepositAccountList extends BaseCommand {
   static commandName = 'deposit-account:list'
   static description = 'List deposit accounts, best first within each group'
@@ -9,15 +14,25 @@ export default class DepositAccountList extends BaseCommand {
   @flags.string({ description: 'Only this deposit group' })
   declare group?: string
 
+  @flags.boolean({ description: 'Show usage: this hour, today, slots, maintenance' })
+  declare usage?: boolean
+
   @flags.boolean({ description: 'Print a JSON array' })
   declare json?: boolean
 
   async run() {
-    const { listDepositAccounts, presentDepositAccount, describeLimits, describeTarget } =
-      await import('#services/deposit_accounts')
-    const accounts = await listDepositAccounts(this.group)
+    const { listDepositAccounts, depositAccountUsage, describeUsage, presentUsage } =
+      await import('#payments/deposit_account_usage')
+    const { describeLimits, describeTarget, presentDepositAccount } =
+      await import('#payments/deposit_account_rules')
+    const accounts = await listDepositAccounts({ group: this.group })
+    const usage = this.usage ? await depositAccountUsage(accounts) : null
     if (this.json) {
-      console.log(JSON.stringify(accounts.map((account) => presentDepositAccount(account))))
+      const rows = accounts.map((account) => ({
+        ...presentDepositAccount(account),
+        ...(usage ? { usage: presentUsage(usage.get(account.id)!) } : {}),
+      }))
+      console.log(JSON.stringify(rows))
       return
     }
     if (accounts.length === 0) {
@@ -38,6 +53,7 @@ export default class DepositAccountList extends BaseCommand {
       'limits',
       'priority',
       'active',
+      ...(usage ? ['usage'] : []),
     ])
     for (const account of accounts) {
       table.row([
@@ -51,6 +67,7 @@ export default class DepositAccountList extends BaseCommand {
         describeLimits(account),
         String(account.priority),
         account.active ? 'yes' : 'no',
+        ...(usage ? [describeUsage(usage.get(account.id)!)] : []),
       ])
     }
     table.render()

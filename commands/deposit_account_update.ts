@@ -1,12 +1,11 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
 /**
- * Changes a deposit account. Only the options given change; --no-<option>
- * (or the value "none") clears an optional one: a limit becomes unlimited.
- * Ace hands such flags over as `false` (they allow an empty value), which the
- * service reads as "clear".
+ * Ace adapter of the update-deposit-account action. Only the options given
+ * change; --no-<option> (or the value "none") clears an optional one: a limit
+ * becomes unlimited. Ace hands such flags over as `false` (they allow an
+ * empty value), which the action reads as "clear".
  */
 export default class DepositAccountUpdate extends BaseCommand {
   static commandName = 'deposit-account:update'
@@ -83,29 +82,46 @@ export default class DepositAccountUpdate extends BaseCommand {
   @flags.boolean({ description: 'Switch the account off (open orders on it stay valid)' })
   declare inactive?: boolean
 
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
+
   @flags.boolean({ description: 'Print the account as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const {
-      updateDepositAccount,
-      depositAccountChangesFrom,
-      presentDepositAccount,
-      describeLimits,
-      describeTarget,
-    } = await import('#services/deposit_accounts')
-    const { OperatorInputError } = await import('#services/deposit_accounts')
+    const { updateDepositAccount } = await import('#payments/actions/update_deposit_account')
+    const { describeLimits, describeTarget, presentDepositAccount } =
+      await import('#payments/deposit_account_rules')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
     if (this.active && this.inactive) {
       this.logger.error('Give --active or --inactive, not both')
       this.exitCode = 1
       return
     }
-    try {
+    await runAction(this, async () => {
       const { account, changed } = await updateDepositAccount(
-        this.id,
         {
-          ...depositAccountChangesFrom(this),
-          active: this.inactive ? false : this.active === undefined ? undefined : this.active,
+          id: this.id,
+          deposit_group: this.group,
+          channel: this.channel,
+          bank: this.bank,
+          account_no: this.accountNo,
+          account_name: this.accountName,
+          promptpay_id: this.promptpayId,
+          biller_id: this.billerId,
+          provider: this.provider,
+          provider_config: this.providerConfig,
+          min_amount: this.min,
+          max_amount: this.max,
+          hourly_count_limit: this.hourlyCount,
+          hourly_amount_limit: this.hourlyAmount,
+          daily_count_limit: this.dailyCount,
+          daily_amount_limit: this.dailyAmount,
+          max_adjustment: this.maxAdjustment,
+          priority: this.priority,
+          active: this.inactive ? false : this.active,
+          comment: this.comment,
         },
         cliActor()
       )
@@ -120,10 +136,6 @@ export default class DepositAccountUpdate extends BaseCommand {
           `(${describeTarget(account)}) limits ${describeLimits(account)} priority ${account.priority} ` +
           (account.active ? 'active' : 'inactive')
       )
-    } catch (error) {
-      if (!(error instanceof OperatorInputError)) throw error
-      for (const line of error.message.split('\n')) this.logger.error(line)
-      this.exitCode = 1
-    }
+    })
   }
 }

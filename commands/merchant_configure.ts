@@ -1,11 +1,11 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
 /**
- * Changes a merchant's settings and prints all of them. Only the options
- * given change; with none it just prints. --no-deposit-group and the like
- * reach the service as `false` (the flags allow an empty value): "clear".
+ * Ace adapter of the configure-merchant action: changes the settings given
+ * and prints all of them, with warnings about settings that make calls fail.
+ * With no option it just prints. --no-deposit-group and the like clear.
+ * Numbers are read as text so that the action, not Ace, judges them.
  */
 export default class MerchantConfigure extends BaseCommand {
   static commandName = 'merchant:configure'
@@ -40,17 +40,17 @@ export default class MerchantConfigure extends BaseCommand {
   @flags.string({ description: 'Settlements: on or off' })
   declare settlements?: string
 
-  @flags.number({ description: 'Seconds a payment order stays open (60-86400, default 900)' })
-  declare orderTtl?: number
+  @flags.string({ description: 'Seconds a payment order stays open (60-86400, default 900)' })
+  declare orderTtl?: string
 
-  @flags.number({ description: 'slip_upload_wait_seconds (slip uploads), 0-86400' })
-  declare slipUploadWait?: number
+  @flags.string({ description: 'slip_upload_wait_seconds (slip uploads), 0-86400' })
+  declare slipUploadWait?: string
 
-  @flags.number({ description: 'Payment fee in basis points (100 = 1 %)' })
-  declare paymentFeeRate?: number
+  @flags.string({ description: 'Payment fee in basis points (100 = 1 %)' })
+  declare paymentFeeRate?: string
 
-  @flags.number({ description: 'Withdraw fee rate in basis points' })
-  declare withdrawFeeRate?: number
+  @flags.string({ description: 'Withdraw fee rate in basis points' })
+  declare withdrawFeeRate?: string
 
   @flags.string({ description: 'Flat withdraw fee in THB' })
   declare withdrawFee?: string
@@ -76,37 +76,54 @@ export default class MerchantConfigure extends BaseCommand {
   @flags.string({ description: 'Refuse repeated withdrawals to one account: on or off' })
   declare withdrawDuplicateCheck?: string
 
+  @flags.string({
+    description:
+      'Merchant API requests per second for this merchant; --no-api-rate-limit: the gateway default',
+    allowEmptyValue: true,
+  })
+  declare apiRateLimit?: string
+
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
+
   @flags.boolean({ description: 'Print the settings as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const { configureMerchant, merchantSettings, OperatorInputError } =
-      await import('#services/merchant_settings')
-    try {
+    const { configureMerchant } = await import('#merchants/actions/configure_merchant')
+    const { merchantOverview } = await import('#merchants/merchant_rules')
+    const { default: gateway } = await import('#config/gateway')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    // --no-<option> arrives as false: clear the setting.
+    const clearable = (value: unknown) => (value === false ? 'none' : value)
+    await runAction(this, async () => {
       const { merchant, changed, warnings } = await configureMerchant(
-        this.merchantId,
         {
+          merchant_id: this.merchantId,
           status: this.status,
-          depositGroup: this.depositGroup,
-          payoutRoute: this.payoutRoute,
-          payments: this.payments,
-          withdrawals: this.withdrawals,
-          settlements: this.settlements,
-          orderTtl: this.orderTtl,
-          slipUploadWait: this.slipUploadWait,
-          paymentFeeRate: this.paymentFeeRate,
-          withdrawFeeRate: this.withdrawFeeRate,
-          withdrawFee: this.withdrawFee,
-          settlementFee: this.settlementFee,
-          withdrawMin: this.withdrawMin,
-          withdrawMax: this.withdrawMax,
-          settlementMin: this.settlementMin,
-          settlementMax: this.settlementMax,
-          withdrawDuplicateCheck: this.withdrawDuplicateCheck,
+          deposit_group: clearable(this.depositGroup),
+          payout_route: clearable(this.payoutRoute),
+          payment_enabled: this.payments,
+          withdraw_enabled: this.withdrawals,
+          settlement_enabled: this.settlements,
+          order_ttl_seconds: this.orderTtl,
+          slip_upload_wait_seconds: this.slipUploadWait,
+          payment_fee_rate_bps: this.paymentFeeRate,
+          withdraw_fee_rate_bps: this.withdrawFeeRate,
+          withdraw_fee_flat: this.withdrawFee,
+          settlement_fee_flat: this.settlementFee,
+          withdraw_min: this.withdrawMin,
+          withdraw_max: clearable(this.withdrawMax),
+          settlement_min: this.settlementMin,
+          settlement_max: this.settlementMax,
+          withdraw_duplicate_check: this.withdrawDuplicateCheck,
+          api_rate_limit: clearable(this.apiRateLimit),
+          comment: this.comment,
         },
         cliActor()
       )
-      const settings = await merchantSettings(merchant)
+      const settings = await merchantOverview(merchant)
       if (this.json) {
         console.log(JSON.stringify({ ...settings, changed, warnings }))
         return
@@ -116,13 +133,19 @@ export default class MerchantConfigure extends BaseCommand {
       }
       const table = this.ui.table()
       table.head(['setting', 'value'])
-      for (const [key, value] of Object.entries(settings)) table.row([key, String(value ?? '-')])
+      for (const [key, value] of Object.entries(settings)) {
+        const shown =
+          typeof value === 'boolean'
+            ? value
+              ? 'on'
+              : 'off'
+            : key === 'api_rate_limit' && value === null
+              ? `default (${gateway.rateLimits.perMerchant})`
+              : String(value ?? '-')
+        table.row([key, shown])
+      }
       table.render()
       for (const warning of warnings) this.logger.warning(warning)
-    } catch (error) {
-      if (!(error instanceof OperatorInputError)) throw error
-      for (const line of error.message.split('\n')) this.logger.error(line)
-      this.exitCode = 1
-    }
+    })
   }
 }

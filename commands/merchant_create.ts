@@ -1,7 +1,7 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
+/** Ace adapter of the create-merchant action (the back-office uses the same one). */
 export default class MerchantCreate extends BaseCommand {
   static commandName = 'merchant:create'
   static description = 'Create a merchant and print its merchant_id, token and secret (shown once)'
@@ -23,14 +23,16 @@ export default class MerchantCreate extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { createMerchant, OnboardingError } = await import('#services/onboarding')
-    try {
-      const { merchant, credentials } = await createMerchant(
+    const { createMerchant } = await import('#merchants/actions/create_merchant')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const { merchant, platform, credentials } = await createMerchant(
         {
-          platformCode: this.platform,
+          platform: this.platform,
           name: this.name,
-          orderPrefix: this.prefix,
-          merchantId: this.merchantId,
+          order_prefix: this.prefix,
+          merchant_id: this.merchantId,
         },
         cliActor()
       )
@@ -39,7 +41,7 @@ export default class MerchantCreate extends BaseCommand {
         token: credentials.token,
         secret: credentials.secret,
         order_prefix: merchant.orderPrefix,
-        platform: this.platform,
+        platform: platform.code,
       }
       if (this.json) {
         console.log(JSON.stringify(output))
@@ -53,10 +55,6 @@ export default class MerchantCreate extends BaseCommand {
       this.logger.warning(
         "The token and secret are shown only now. Store them in the merchant's secret manager."
       )
-    } catch (error) {
-      if (!(error instanceof OnboardingError)) throw error
-      this.logger.error(error.message)
-      this.exitCode = 1
-    }
+    })
   }
 }

@@ -1,7 +1,7 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
+/** Ace adapter of the edit-IP-whitelist action; with no flag it only lists. */
 export default class MerchantIpWhitelist extends BaseCommand {
   static commandName = 'merchant:ip-whitelist'
   static description =
@@ -17,40 +17,33 @@ export default class MerchantIpWhitelist extends BaseCommand {
   @flags.array({ description: 'Address or CIDR block to remove (repeatable)' })
   declare remove?: string[]
 
-  async run() {
-    const { default: Merchant } = await import('#models/merchant')
-    const { addToWhitelist, removeFromWhitelist, whitelistFor } =
-      await import('#services/ip_whitelist')
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
 
-    const merchant = await Merchant.findBy('merchant_id', this.merchantId)
-    if (!merchant) {
-      this.logger.error(`No merchant with merchant_id ${this.merchantId}`)
-      this.exitCode = 1
-      return
-    }
-    try {
-      for (const entry of this.add ?? []) {
-        const result = await addToWhitelist(merchant, entry, cliActor())
-        this.logger.info(
-          result.changed ? `added ${result.cidr}` : `${result.cidr} was already listed`
-        )
-      }
-      for (const entry of this.remove ?? []) {
-        const result = await removeFromWhitelist(merchant, entry, cliActor())
-        this.logger.info(
-          result.changed ? `removed ${result.cidr}` : `${result.cidr} was not listed`
-        )
-      }
-    } catch (error) {
-      this.logger.error((error as Error).message)
-      this.exitCode = 1
-      return
-    }
-    const list = await whitelistFor(merchant.id)
-    console.log(
-      list.length === 0
-        ? `${merchant.merchantId}: no whitelist, every source IP is accepted`
-        : `${merchant.merchantId} accepts calls from: ${list.join(', ')}`
-    )
+  async run() {
+    const { editIpWhitelist } = await import('#merchants/actions/edit_ip_whitelist')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const result = await editIpWhitelist(
+        {
+          merchant_id: this.merchantId,
+          add: this.add,
+          remove: this.remove,
+          comment: this.comment,
+        },
+        cliActor()
+      )
+      for (const cidr of result.added) this.logger.info(`added ${cidr}`)
+      for (const cidr of result.alreadyListed) this.logger.info(`${cidr} was already listed`)
+      for (const cidr of result.removed) this.logger.info(`removed ${cidr}`)
+      for (const cidr of result.notListed) this.logger.info(`${cidr} was not listed`)
+      const id = result.merchant.merchantId
+      console.log(
+        result.whitelist.length === 0
+          ? `${id}: no whitelist, every source IP is accepted`
+          : `${id} accepts calls from: ${result.whitelist.join(', ')}`
+      )
+    })
   }
 }

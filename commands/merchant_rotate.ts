@@ -1,7 +1,10 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
+/**
+ * Ace adapter of the rotate-credentials action. Neither --token nor --secret:
+ * both, the usual answer to a suspected leak.
+ */
 export default class MerchantRotate extends BaseCommand {
   static commandName = 'merchant:rotate'
   static description =
@@ -17,56 +20,58 @@ export default class MerchantRotate extends BaseCommand {
   @flags.boolean({ description: 'Rotate the secret' })
   declare secret?: boolean
 
-  @flags.number({
+  @flags.string({
     description:
-      'Seconds the previous credentials stay valid (default CREDENTIAL_GRACE_SECONDS; 0 revokes at once)',
+      'Seconds the previous credentials stay valid (default CREDENTIAL_GRACE_SECONDS; 0 revokes at once; at most 30 days)',
   })
-  declare grace?: number
+  declare grace?: string
+
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
 
   @flags.boolean({ description: 'Print the new values as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const { default: Merchant } = await import('#models/merchant')
-    const { rotateCredentials } = await import('#services/credentials')
-    const { default: gateway } = await import('#config/gateway')
-
-    const merchant = await Merchant.findBy('merchant_id', this.merchantId)
-    if (!merchant) {
-      this.logger.error(`No merchant with merchant_id ${this.merchantId}`)
-      this.exitCode = 1
-      return
-    }
-    // Neither flag: rotate both, the usual answer to a suspected leak.
+    const { rotateCredentials } = await import('#merchants/actions/rotate_credentials')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
     const both = !this.token && !this.secret
-    const graceSeconds = this.grace ?? gateway.credentialGraceSeconds
-    if (!Number.isInteger(graceSeconds) || graceSeconds < 0) {
-      this.logger.error('--grace must be a whole number of seconds, 0 or more')
-      this.exitCode = 1
-      return
-    }
-    const rotated = await rotateCredentials(merchant, {
-      token: both || !!this.token,
-      secret: both || !!this.secret,
-      graceSeconds,
-      actor: cliActor(),
-    })
-    if (this.json) {
-      console.log(
-        JSON.stringify({
-          merchant_id: merchant.merchantId,
-          ...rotated,
-          grace_seconds: graceSeconds,
-        })
+    await runAction(this, async () => {
+      const rotated = await rotateCredentials(
+        {
+          merchant_id: this.merchantId,
+          token: both || !!this.token,
+          secret: both || !!this.secret,
+          grace_seconds: this.grace,
+          comment: this.comment,
+        },
+        cliActor()
       )
-      return
-    }
-    this.logger.success(`Rotated ${Object.keys(rotated).join(' and ')} of ${merchant.merchantId}`)
-    for (const [key, value] of Object.entries(rotated)) console.log(`${key}: ${value}`)
-    this.logger.info(
-      graceSeconds === 0
-        ? 'The previous credentials stopped working now.'
-        : `The previous credentials keep working for ${graceSeconds} s.`
-    )
+      const values = {
+        ...(rotated.token ? { token: rotated.token } : {}),
+        ...(rotated.secret ? { secret: rotated.secret } : {}),
+      }
+      if (this.json) {
+        console.log(
+          JSON.stringify({
+            merchant_id: rotated.merchant.merchantId,
+            ...values,
+            grace_seconds: rotated.grace_seconds,
+            previous_valid_until: rotated.previous_valid_until.toISO(),
+          })
+        )
+        return
+      }
+      this.logger.success(
+        `Rotated ${Object.keys(values).join(' and ')} of ${rotated.merchant.merchantId}`
+      )
+      for (const [key, value] of Object.entries(values)) console.log(`${key}: ${value}`)
+      this.logger.info(
+        rotated.grace_seconds === 0
+          ? 'The previous credentials stopped working now.'
+          : `The previous credentials keep working until ${rotated.previous_valid_until.toISO()} (${rotated.grace_seconds} s).`
+      )
+    })
   }
 }

@@ -1,6 +1,7 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/** Ace adapter of the edit-settlement-accounts action; with no flag it only lists. */
 export default class MerchantSettlementAccounts extends BaseCommand {
   static commandName = 'merchant:settlement-accounts'
   static description =
@@ -16,31 +17,29 @@ export default class MerchantSettlementAccounts extends BaseCommand {
   @flags.array({ description: 'BANK:ACCOUNT_NO to remove (repeatable)' })
   declare remove?: string[]
 
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
+
   async run() {
-    const { default: Merchant } = await import('#models/merchant')
-    const { addSettlementAccount, removeSettlementAccount, settlementAccounts } =
-      await import('#payouts/settlement_accounts')
-    const { cliActor } = await import('#services/audit')
-    const merchant = await Merchant.findBy('merchant_id', this.merchantId)
-    if (!merchant) {
-      this.logger.error(`No merchant with merchant_id ${this.merchantId}`)
-      this.exitCode = 1
-      return
-    }
-    try {
-      for (const entry of this.add ?? []) await addSettlementAccount(merchant, entry, cliActor())
-      for (const entry of this.remove ?? [])
-        await removeSettlementAccount(merchant, entry, cliActor())
-    } catch (error) {
-      this.logger.error((error as Error).message)
-      this.exitCode = 1
-      return
-    }
-    const list = await settlementAccounts(merchant)
-    console.log(
-      list.length === 0
-        ? `${merchant.merchantId}: no registered settlement accounts, any destination is accepted`
-        : `${merchant.merchantId} settles only to: ${list.map((row) => `${row.bank}:${row.account_no}`).join(', ')}`
-    )
+    const { editSettlementAccounts } = await import('#merchants/actions/edit_settlement_accounts')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const result = await editSettlementAccounts(
+        {
+          merchant_id: this.merchantId,
+          add: this.add,
+          remove: this.remove,
+          comment: this.comment,
+        },
+        cliActor()
+      )
+      const id = result.merchant.merchantId
+      console.log(
+        result.settlementAccounts.length === 0
+          ? `${id}: no registered settlement accounts, any destination is accepted`
+          : `${id} settles only to: ${result.settlementAccounts.join(', ')}`
+      )
+    })
   }
 }

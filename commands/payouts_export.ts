@@ -1,6 +1,7 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/** Ace adapter of the export-bulk-file action. */
 export default class PayoutsExport extends BaseCommand {
   static commandName = 'payouts:export'
   static description =
@@ -17,36 +18,27 @@ export default class PayoutsExport extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { exportBulkPayouts } = await import('#payouts/bulk_export')
-    const { isBankCode } = await import('#services/banks')
-    const { recordAudit, cliActor } = await import('#services/audit')
-    if (this.bank !== undefined && !isBankCode(this.bank)) {
-      this.logger.error(`Unknown bank code ${this.bank}`)
-      this.exitCode = 1
-      return
-    }
-    const result = await exportBulkPayouts(this.app.makePath(this.out), this.bank)
-    if (result.files.length > 0) {
-      await recordAudit({
-        actor: cliActor(),
-        action: 'payouts.export',
-        subjectType: 'payout_batch',
-        subjectId: result.batchId,
-        details: {
-          files: result.files.map(({ bank, orders, total }) => ({ bank, orders, total })),
-        },
-      })
-    }
-    if (this.json) {
-      console.log(JSON.stringify(result))
-      return
-    }
-    if (result.files.length === 0) {
-      this.logger.info('No queued bulk-file payouts')
-      return
-    }
-    for (const file of result.files) {
-      this.logger.success(`${file.bank}: ${file.orders} payouts, ${file.total} THB → ${file.path}`)
-    }
+    const { exportBulkFile } = await import('#payouts/actions/export_bulk_file')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const result = await exportBulkFile(
+        { directory: this.out && this.app.makePath(this.out), bank: this.bank },
+        cliActor()
+      )
+      if (this.json) {
+        console.log(JSON.stringify(result))
+        return
+      }
+      if (result.files.length === 0) {
+        this.logger.info('No queued bulk-file payouts')
+        return
+      }
+      for (const file of result.files) {
+        this.logger.success(
+          `${file.bank}: ${file.orders} payouts, ${file.total} THB → ${file.path}`
+        )
+      }
+    })
   }
 }

@@ -1,11 +1,13 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
-import { cliActor } from '#services/audit'
 
 /**
- * Changes a platform's settings and prints them. Hours are Bangkok time
- * (GMT+7); a window such as 22:00-06:00 spans midnight.
- * --no-payment-page-domain reaches the service as `false`: "clear".
+ * Ace adapter of the configure-platform action: changes the settings given
+ * and prints them all. Hours are Bangkok time (GMT+7); a window such as
+ * 22:00-06:00 spans midnight. --no-payment-page-domain clears the domain.
+ * From the command line, switching deposits back on and raising or removing
+ * the four-eyes threshold apply at once (in the back-office they need a
+ * second admin's approval); the audit row records that they were made here.
  */
 export default class PlatformConfigure extends BaseCommand {
   static commandName = 'platform:configure'
@@ -36,25 +38,39 @@ export default class PlatformConfigure extends BaseCommand {
   @flags.string({ description: 'Settlement hours HH:mm-HH:mm (Bangkok time) or always' })
   declare settlementHours?: string
 
+  @flags.string({
+    description: 'THB above which marking a payment paid needs a second operator, or none (never)',
+  })
+  declare fourEyesThreshold?: string
+
+  @flags.string({ description: 'Why (kept in the audit log)' })
+  declare comment?: string
+
   @flags.boolean({ description: 'Print the settings as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const { configurePlatform, platformSettings, OperatorInputError } =
-      await import('#services/merchant_settings')
-    try {
+    const { configurePlatform } = await import('#merchants/actions/configure_platform')
+    const { platformSnapshot } = await import('#merchants/platform_rules')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
       const { platform, changed } = await configurePlatform(
-        this.code,
         {
+          code: this.code,
           name: this.name,
-          paymentPageDomain: this.paymentPageDomain,
-          deposits: this.deposits,
-          depositHours: this.depositHours,
-          settlementHours: this.settlementHours,
+          // --no-payment-page-domain arrives as false: clear it.
+          payment_page_domain:
+            (this.paymentPageDomain as unknown) === false ? 'none' : this.paymentPageDomain,
+          deposit_enabled: this.deposits,
+          deposit_hours: this.depositHours,
+          settlement_hours: this.settlementHours,
+          four_eyes_threshold: this.fourEyesThreshold,
+          comment: this.comment,
         },
         cliActor()
       )
-      const settings = platformSettings(platform)
+      const settings = platformSnapshot(platform)
       if (this.json) {
         console.log(JSON.stringify({ ...settings, changed }))
         return
@@ -66,10 +82,6 @@ export default class PlatformConfigure extends BaseCommand {
       table.head(['setting', 'value'])
       for (const [key, value] of Object.entries(settings)) table.row([key, String(value ?? '-')])
       table.render()
-    } catch (error) {
-      if (!(error instanceof OperatorInputError)) throw error
-      for (const line of error.message.split('\n')) this.logger.error(line)
-      this.exitCode = 1
-    }
+    })
   }
 }

@@ -3,9 +3,10 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * The worker process: BullMQ workers for the gateway's queues and the
- * repeatable schedules. Several workers may run side by side; schedulers are
- * upserted by id, so they are never doubled. SIGTERM lets in-flight jobs
- * finish (BullMQ returns unfinished ones to the queue as stalled).
+ * repeatable schedules (see app/core/queue/worker_process.ts). Several workers may
+ * run side by side; schedulers are upserted by id, so they are never doubled.
+ * SIGTERM lets in-flight jobs finish (BullMQ returns unfinished ones to the
+ * queue as stalled).
  */
 export default class QueueWork extends BaseCommand {
   static commandName = 'queue:work'
@@ -19,20 +20,16 @@ export default class QueueWork extends BaseCommand {
   declare concurrency: number
 
   async run() {
-    const { Worker } = await import('bullmq')
-    const { QUEUE_NAMES, SCHEDULES, JOBS } = await import('#queue/jobs')
-    const { HANDLERS } = await import('#queue/handlers')
-    const { bullConnection, queue, queuePrefix, closeQueues, workerLockOptions } =
-      await import('#queue/queue_manager')
+    const { QUEUE_NAMES } = await import('#core/queue/jobs')
+    const { startWorkers } = await import('#core/queue/worker_process')
     const { default: logger } = await import('@adonisjs/core/services/logger')
 
     // --queues payments,callbacks and --queues payments --queues callbacks both work.
     const requested = (this.queues ?? [])
       .flatMap((entry) => entry.split(','))
       .map((name) => name.trim())
-    const names = (
-      requested.filter(Boolean).length ? requested.filter(Boolean) : [...QUEUE_NAMES]
-    ) as string[]
+      .filter(Boolean)
+    const names = requested.length ? requested : [...QUEUE_NAMES]
     const unknown = names.filter((name) => !(QUEUE_NAMES as readonly string[]).includes(name))
     if (unknown.length > 0) {
       this.logger.error(`Unknown queue(s): ${unknown.join(', ')}; known: ${QUEUE_NAMES.join(', ')}`)
@@ -41,48 +38,11 @@ export default class QueueWork extends BaseCommand {
       return
     }
 
-    // BullMQ leaves connections it was given open on close(): keep them to quit on shutdown.
-    const connections: ReturnType<typeof bullConnection>[] = []
-    const workers = names.map((name) => {
-      const connection = bullConnection()
-      connections.push(connection)
-      return new Worker(
-        name,
-        async (job) => {
-          const load = HANDLERS[job.name]
-          if (!load) throw new Error(`No handler for job ${job.name}`)
-          return (await load())(job)
-        },
-        { connection, prefix: queuePrefix, concurrency: this.concurrency, ...workerLockOptions() }
-      )
-    })
-    for (const worker of workers) {
-      worker.on('failed', (job, error) =>
-        logger.warn(
-          { job: job?.name, job_id: job?.id, attempt: job?.attemptsMade, err: error },
-          'job failed'
-        )
-      )
-      worker.on('error', (error) => logger.error({ err: error }, 'worker error'))
-    }
-
-    for (const schedule of SCHEDULES) {
-      const definition = JOBS[schedule.job]
-      if (!names.includes(definition.queue)) continue
-      await queue(definition.queue).upsertJobScheduler(
-        schedule.id,
-        { every: schedule.everyMs },
-        { name: definition.name, data: {}, opts: { attempts: definition.attempts } }
-      )
-    }
-
-    this.app.terminating(async () => {
-      await Promise.all(workers.map((worker) => worker.close()))
-      await closeQueues()
-      await Promise.all(
-        connections.map((connection) => connection.quit().catch(() => connection.disconnect()))
-      )
-    })
-    logger.info({ queues: names, concurrency: this.concurrency }, 'worker started')
+    const stop = await startWorkers(
+      names as (typeof QUEUE_NAMES)[number][],
+      this.concurrency,
+      logger
+    )
+    this.app.terminating(stop)
   }
 }

@@ -1,6 +1,7 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/** Ace adapter of the sandbox-pay action (development only). */
 export default class SandboxPay extends BaseCommand {
   static commandName = 'sandbox:pay'
   static description =
@@ -19,58 +20,29 @@ export default class SandboxPay extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    if (this.app.inProduction) {
-      this.logger.error('sandbox:pay does not run in production')
-      this.exitCode = 1
-      return
-    }
-    const { default: PaymentOrder } = await import('#models/payment_order')
-    const { sandboxPay } = await import('#reconciliation/sandbox_bank')
-    const { parseAmount, formatAmount } = await import('#services/money')
-    const { cliActor, recordAudit } = await import('#services/audit')
-
-    const order = await PaymentOrder.findBy('platform_order_id', this.platformOrderId)
-    if (!order) {
-      this.logger.error(`No payment order ${this.platformOrderId}`)
-      this.exitCode = 1
-      return
-    }
-    const amount = this.amount === undefined ? undefined : parseAmount(this.amount)
-    if (amount === null || amount === 0) {
-      this.logger.error(`--amount ${this.amount} is not an amount with at most 2 decimals`)
-      this.exitCode = 1
-      return
-    }
-    const result = await sandboxPay(order, {
-      amount,
-      slipDirectory: this.app.tmpPath('slips'),
-      actor: cliActor(),
+    const { sandboxPay } = await import('#reconciliation/actions/sandbox_pay')
+    const { formatAmount } = await import('#core/money')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const { orderStatus, ...result } = await sandboxPay(
+        { platform_order_id: this.platformOrderId, amount: this.amount },
+        cliActor()
+      )
+      if (this.json) {
+        console.log(JSON.stringify({ ...result, order_status: orderStatus }))
+        return
+      }
+      const outcome = result.summary.results
+      const verdict = outcome.matched
+        ? 'matched'
+        : outcome.late
+          ? 'late (the order had expired)'
+          : 'unmatched'
+      this.logger.success(
+        `Sandbox bank received ${formatAmount(result.amount)} THB for ${this.platformOrderId.trim()}: ${verdict}; order is now ${orderStatus}`
+      )
+      this.logger.info(`Slip image: ${result.slipPath}`)
     })
-    await order.refresh()
-    await recordAudit({
-      actor: cliActor(),
-      action: 'sandbox.pay',
-      subjectType: 'payment',
-      subjectId: order.platformOrderId,
-      details: {
-        amount: result.amount,
-        trans_ref: result.transRef,
-        results: result.summary.results,
-      },
-    })
-    if (this.json) {
-      console.log(JSON.stringify({ ...result, order_status: order.status }))
-      return
-    }
-    const outcome = result.summary.results
-    const verdict = outcome.matched
-      ? 'matched'
-      : outcome.late
-        ? 'late (the order had expired)'
-        : 'unmatched'
-    this.logger.success(
-      `Sandbox bank received ${formatAmount(result.amount)} THB for ${order.platformOrderId}: ${verdict}; order is now ${order.status}`
-    )
-    this.logger.info(`Slip image: ${result.slipPath}`)
   }
 }

@@ -1,6 +1,7 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
+/** Ace adapter of the settle-payments action: what the job does, once, audited. */
 export default class SettleRun extends BaseCommand {
   static commandName = 'settle:run'
   static description =
@@ -13,16 +14,12 @@ export default class SettleRun extends BaseCommand {
   declare now?: boolean
 
   async run() {
-    const { settleDuePayments } = await import('#reconciliation/settle_payments')
-    const { recordAudit, cliActor } = await import('#services/audit')
-    const settled = await settleDuePayments({ ignoreDelay: !!this.now })
-    if (settled > 0) {
-      await recordAudit({
-        actor: cliActor(),
-        action: 'payments.settle_run',
-        details: { settled, now: !!this.now },
-      })
-    }
-    this.logger.success(`Settled ${settled} payment order(s)`)
+    const { settlePayments } = await import('#payments/actions/settle_payment')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
+    await runAction(this, async () => {
+      const { settled } = await settlePayments({ now: !!this.now }, cliActor())
+      this.logger.success(`Settled ${settled} payment order(s)`)
+    })
   }
 }

@@ -3,6 +3,7 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 
+/** Ace adapter of the import-statement action: reads the file and hands its text over. */
 export default class StatementsImport extends BaseCommand {
   static commandName = 'statements:import'
   static description =
@@ -25,23 +26,9 @@ export default class StatementsImport extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { default: DepositAccount } = await import('#models/deposit_account')
-    const { importStatement } = await import('#reconciliation/import_statement')
-    const { LAYOUTS } = await import('#reconciliation/layouts/index')
-    const { StatementFormatError } = await import('#reconciliation/statement_line')
-    const { cliActor, recordAudit } = await import('#services/audit')
-
-    if (!(this.layout in LAYOUTS)) {
-      this.logger.error(`Unknown layout ${this.layout}; known: ${Object.keys(LAYOUTS).join(', ')}`)
-      this.exitCode = 1
-      return
-    }
-    const account = await DepositAccount.find(this.account)
-    if (!account) {
-      this.logger.error(`No deposit account ${this.account}`)
-      this.exitCode = 1
-      return
-    }
+    const { importStatement } = await import('#reconciliation/actions/import_statement')
+    const { runAction } = await import('#core/cli')
+    const { cliActor } = await import('#core/actor')
     let content: string
     try {
       content = await readFile(this.file, 'utf8')
@@ -50,21 +37,16 @@ export default class StatementsImport extends BaseCommand {
       this.exitCode = 1
       return
     }
-    try {
+    await runAction(this, async () => {
       const summary = await importStatement(
-        account,
-        this.layout as keyof typeof LAYOUTS,
-        basename(this.file),
-        content,
+        {
+          deposit_account_id: this.account,
+          layout: this.layout,
+          file_name: basename(this.file),
+          content,
+        },
         cliActor()
       )
-      await recordAudit({
-        actor: cliActor(),
-        action: 'statement.import',
-        subjectType: 'deposit_account',
-        subjectId: String(account.id),
-        details: { file: basename(this.file), layout: this.layout, ...summary },
-      })
       if (this.json) {
         console.log(JSON.stringify(summary))
         return
@@ -73,10 +55,6 @@ export default class StatementsImport extends BaseCommand {
       this.logger.success(
         `${summary.lines} lines, ${summary.newLines} new: ${matched} matched, ${late} late, ${unmatched} unmatched`
       )
-    } catch (error) {
-      if (!(error instanceof StatementFormatError)) throw error
-      this.logger.error(`Nothing imported: ${error.message}`)
-      this.exitCode = 1
-    }
+    })
   }
 }

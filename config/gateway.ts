@@ -19,6 +19,20 @@ const gateway = {
   /** How long the previous secret (and token) stay valid after a rotation. */
   credentialGraceSeconds: env.get('CREDENTIAL_GRACE_SECONDS', 24 * 60 * 60),
 
+  /**
+   * Request rate limits of the merchant API, shared by every web process
+   * through Redis (see docs/decisions.md). Generous: they stop floods and
+   * runaway clients, not normal traffic.
+   */
+  rateLimits: {
+    /** Requests per second per merchant, unless the merchant has its own (merchant:configure --api-rate-limit). */
+    perMerchant: env.get('API_RATE_LIMIT_PER_MERCHANT', 100),
+    /** Requests per second per source IP, checked before any database work. */
+    perIp: env.get('API_RATE_LIMIT_PER_IP', 200),
+    /** Failed authentications per minute per source IP before it is blocked for 5 minutes. */
+    authFailuresPerIp: env.get('API_AUTH_FAILURES_PER_IP', 30),
+  },
+
   /** Peers whose X-Forwarded-For / X-Forwarded-Proto headers are believed. */
   trustedProxies: (env.get('TRUSTED_PROXIES') ?? '')
     .split(',')

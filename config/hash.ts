@@ -1,13 +1,17 @@
 import { defineConfig, drivers } from '@adonisjs/core/hash'
 
+/** Operator passwords: argon2id with the library's defaults (64 MiB, 3 passes). */
 const hashConfig = defineConfig({
-  default: 'scrypt',
+  default: 'argon',
   list: {
-    scrypt: drivers.scrypt({
-      cost: 16384,
-      blockSize: 8,
-      parallelization: 1,
-      maxMemory: 33554432,
+    argon: drivers.argon2({
+      version: 0x13,
+      variant: 'id',
+      iterations: 3,
+      memory: 65536,
+      parallelism: 4,
+      saltSize: 16,
+      hashLength: 32,
     }),
   },
 })

@@ -1,5 +1,5 @@
 import type { ApplicationService } from '@adonisjs/core/types'
-import { RedisConnections } from '#services/redis'
+import { RedisConnections } from '#core/redis'
 
 /**
  * Binds one lazily-opened ioredis connection set to the container. Nothing
@@ -14,7 +14,7 @@ export default class RedisProvider {
 
   async shutdown() {
     // Queues opened by this process (to dispatch jobs) hold Redis sockets too.
-    const { closeQueues } = await import('#queue/queue_manager')
+    const { closeQueues } = await import('#core/queue/queue_manager')
     await closeQueues()
     if (this.app.container.hasBinding(RedisConnections)) {
       const connections = await this.app.container.make(RedisConnections)

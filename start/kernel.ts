@@ -15,8 +15,30 @@ server.use([
 /** Runs on every request with a route. The merchant API reads its own body. */
 router.use([])
 
+/**
+ * Named middleware. The merchant API's stack reads and verifies the raw body
+ * itself; the back-office's stack (body parser, session, shield with CSRF,
+ * auth, bouncer) is registered on the /admin group only, so that merchant
+ * calls never meet cookies or CSRF checks.
+ */
 export const middleware = router.named({
-  merchantHttps: () => import('#middleware/merchant_https_middleware'),
-  merchantBody: () => import('#middleware/merchant_body_middleware'),
-  merchantAuth: () => import('#middleware/merchant_auth_middleware'),
+  merchantHttps: () => import('#merchant_api/middleware/merchant_https_middleware'),
+  merchantBody: () => import('#merchant_api/middleware/merchant_body_middleware'),
+  merchantAuth: () => import('#merchant_api/middleware/merchant_auth_middleware'),
+  bodyparser: () => import('@adonisjs/core/bodyparser_middleware'),
+  session: () => import('@adonisjs/session/session_middleware'),
+  shield: () => import('@adonisjs/shield/shield_middleware'),
+  initializeAuth: () => import('@adonisjs/auth/initialize_auth_middleware'),
+  initializeBouncer: () => import('#admin/middleware/initialize_bouncer_middleware'),
+  adminAuth: () => import('#admin/middleware/admin_auth_middleware'),
+  adminGuest: () => import('#admin/middleware/admin_guest_middleware'),
 })
+
+/** The back-office's common stack, in order. */
+export const adminStack = () => [
+  middleware.bodyparser(),
+  middleware.session(),
+  middleware.shield(),
+  middleware.initializeAuth(),
+  middleware.initializeBouncer(),
+]

@@ -1,10 +1,18 @@
-import { createServer as createHttpServer } from 'node:http'
+import {
+  createServer as createHttpServer,
+  ServerResponse,
+  STATUS_CODES,
+  type IncomingMessage,
+  type Server,
+} from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { readFile } from 'node:fs/promises'
-import { ensureDevelopmentCertificate } from '#services/tls_certificate'
+import { ensureDevelopmentCertificate } from '#core/tls_certificate'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => any
+type Refusal = { status: number; error: string; message: string }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -21,6 +29,119 @@ export function withSanitizedRequestId(handler: Handler): Handler {
     }
     return handler(req, res)
   }
+}
+
+/**
+ * The merchant API's error envelope, for answers given before the app sees a
+ * request (so without a request id: no log line would carry it).
+ */
+function envelope({ status, error, message }: Refusal) {
+  const body = JSON.stringify({ code: status, error, success: false, message })
+  return {
+    body,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Connection': 'close',
+    },
+  }
+}
+
+/**
+ * Requests Node parses but the router cannot: an HTTP/1.1 request without
+ * Host, or a path whose percent-encoding is not UTF-8 (the framework would
+ * answer a bare text/plain 400). The query string is the endpoint's business.
+ */
+function malformedRequest(req: IncomingMessage): Refusal | undefined {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    return { status: 400, error: 'invalid-inputs', message: 'malformed HTTP request: no Host' }
+  }
+  try {
+    decodeURI((req.url ?? '/').split('?')[0])
+  } catch {
+    return {
+      status: 400,
+      error: 'invalid-inputs',
+      message: 'malformed request path: percent-encoding is not valid UTF-8',
+    }
+  }
+}
+
+/** Parser errors (Node's err.code) that have a more precise status than 400. */
+const PARSER_REFUSALS: Record<string, Refusal> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    error: 'request-header-fields-too-large',
+    message: 'request headers exceed the 16 KB limit',
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    error: 'payload-too-large',
+    message: 'chunk extensions exceed the 16 KB limit',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    error: 'request-timeout',
+    message: 'the request was not received in time',
+  },
+}
+
+/**
+ * Bytes Node's HTTP parser refuses never become a request: answer them in the
+ * envelope on the raw socket and close it, as Node's own default does with a
+ * bare status line. Nothing is written when the peer is gone or an answer has
+ * already started on this connection (it would corrupt it).
+ */
+function answerClientError(error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) {
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy()
+    return
+  }
+  const refusal = (error.code && PARSER_REFUSALS[error.code]) || {
+    status: 400,
+    error: 'invalid-inputs',
+    message: `malformed HTTP request: ${error.reason ?? error.code ?? 'unreadable'}`,
+  }
+  const { body, headers } = envelope(refusal)
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`)
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head.join('')}\r\n${body}`
+  )
+  socket.once('finish', () => socket.destroy())
+}
+
+/**
+ * The gateway's HTTP(S) server, for `npm start` and the test suite alike:
+ * malformed requests get the envelope, and CONNECT (which Node hands to a
+ * 'connect' listener or drops) goes through the app like any other method, so
+ * it meets the same 405 or 404; the gateway tunnels nothing.
+ */
+export function createGatewayServer(
+  handler: Handler,
+  tls?: { cert: Buffer | string; key: Buffer | string }
+): Server {
+  const handle: Handler = withSanitizedRequestId((req, res) => {
+    const refusal = malformedRequest(req)
+    if (!refusal) return handler(req, res)
+    const { body, headers } = envelope(refusal)
+    res.writeHead(refusal.status, headers).end(body)
+  })
+  // Host is checked by `handle`, so that its absence gets the envelope too.
+  const options = { requireHostHeader: false }
+  const server = tls
+    ? createHttpsServer({ ...tls, ...options, minVersion: 'TLSv1.2' }, handle)
+    : createHttpServer(options, handle)
+  server.on('clientError', answerClientError)
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    const res = new ServerResponse(req)
+    res.shouldKeepAlive = false
+    res.assignSocket(socket)
+    res.once('finish', () => socket.destroySoon())
+    handle(req, res)
+  })
+  return server
 }
 
 function flag(value: string | undefined, fallback: boolean) {
@@ -53,8 +174,5 @@ export async function createNodeServerFactory(appRoot: URL) {
     tls = await ensureDevelopmentCertificate(new URL('tmp/tls/', appRoot))
   }
 
-  return (handler: Handler) =>
-    tls
-      ? createHttpsServer({ ...tls, minVersion: 'TLSv1.2' }, withSanitizedRequestId(handler))
-      : createHttpServer(withSanitizedRequestId(handler))
+  return (handler: Handler) => createGatewayServer(handler, tls)
 }

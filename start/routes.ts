@@ -1,53 +1,229 @@
 /*
 | Routes. The merchant API lives at the root paths of the spec; each of its
-| endpoints is POST only and answers other methods with 405 in the envelope.
+| endpoints is POST only. Any other method on them (extension methods too,
+| which the router cannot list) is answered 405 by the exception handler.
 */
 import router from '@adonisjs/core/services/router'
-import { middleware } from '#start/kernel'
-import { GatewayError } from '#exceptions/gateway_error'
+import { adminStack, middleware } from '#start/kernel'
 import '#merchant_api/context'
+import type { ReplayProtection } from '#merchant_api/replay_guard'
+import { reviewRoutes } from '#start/routes/admin_review'
+import { statementLineRoutes } from '#start/routes/admin_lines'
 
-const HealthController = () => import('#controllers/health_controller')
-const BalanceController = () => import('#controllers/balance_controller')
-const PaymentsController = () => import('#controllers/payments_controller')
-const PayoutsController = () => import('#controllers/payouts_controller')
+const HealthController = () => import('#merchant_api/controllers/health_controller')
+const BalanceController = () => import('#merchant_api/controllers/balance_controller')
+const PaymentsController = () => import('#merchant_api/controllers/payments_controller')
+const PayoutsController = () => import('#merchant_api/controllers/payouts_controller')
+const SlipsController = () => import('#merchant_api/controllers/slips_controller')
 
-const PaymentPageController = () => import('#controllers/payment_page_controller')
+const PaymentPageController = () => import('#payment_page/payment_page_controller')
 
 router.get('/health', [HealthController, 'handle'])
 
 // Hosted payment page (customers' browsers); HTML, not the merchant envelope.
 router.get('/pay/:uuid', [PaymentPageController, 'show'])
 router.get('/pay/:uuid/status', [PaymentPageController, 'status'])
+// The customer's slip: a multipart form whose body the controller reads itself,
+// with this route's own size limit (config/bodyparser.ts processManually).
+router.post('/pay/:uuid/slip', [PaymentPageController, 'uploadSlip']).use(middleware.bodyparser())
 router.get('/sandbox/provider/:reference', ({ params, view }) =>
   view.render('sandbox/provider', { reference: String(params.reference).slice(0, 64) })
 )
 
-const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
-
-function merchantEndpoint(path: string, handler: Parameters<typeof router.post>[1]) {
+/**
+ * `replay`: how the endpoint is guarded against replayed bytes (see
+ * app/merchant_api/replay_guard.ts): reads are not, withdrawals must be.
+ */
+function merchantEndpoint(
+  path: string,
+  handler: Parameters<typeof router.post>[1],
+  replay: ReplayProtection
+) {
   router
     .post(path, handler)
-    .use([middleware.merchantHttps(), middleware.merchantBody(), middleware.merchantAuth()])
-
-  router
-    .route(path, OTHER_METHODS, ({ request, response }) => {
-      response.header('Allow', 'POST')
-      throw new GatewayError(
-        405,
-        'method-not-allowed',
-        `${request.method()} is not allowed on ${path}; use POST`
-      )
-    })
-    .use([middleware.merchantHttps()])
+    .use([
+      middleware.merchantHttps(),
+      middleware.merchantBody(),
+      middleware.merchantAuth({ replay }),
+    ])
 }
 
-merchantEndpoint('/balance', [BalanceController, 'handle'])
-merchantEndpoint('/payment/create', [PaymentsController, 'create'])
-merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'])
-merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'])
-merchantEndpoint('/payment/query', [PaymentsController, 'query'])
-merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'])
-merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'])
-merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'])
-merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'])
+merchantEndpoint('/balance', [BalanceController, 'handle'], 'off')
+merchantEndpoint('/payment/create', [PaymentsController, 'create'], 'best-effort')
+merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'], 'best-effort')
+merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'], 'best-effort')
+merchantEndpoint('/payment/query', [PaymentsController, 'query'], 'off')
+merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'], 'required')
+merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'], 'off')
+merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'], 'best-effort')
+merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'], 'off')
+// A second upload within 5 minutes is refused anyway: no money moves.
+merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'best-effort')
+
+/*
+| Back-office. Its own middleware stack (forms, session, CSRF, auth, roles);
+| every page past the login needs a signed-in operator with both factors,
+| and the role each group names is checked on the server.
+*/
+const AssetsController = () => import('#admin/controllers/assets_controller')
+const SessionController = () => import('#admin/controllers/session_controller')
+const DashboardController = () => import('#admin/controllers/dashboard_controller')
+const AccountController = () => import('#admin/controllers/account_controller')
+const AuditController = () => import('#admin/controllers/audit_controller')
+const PlatformsController = () => import('#admin/controllers/platforms_controller')
+const MerchantsController = () => import('#admin/controllers/merchants_controller')
+const DepositAccountsController = () => import('#admin/controllers/deposit_accounts_controller')
+const OperatorsController = () => import('#admin/controllers/operators_controller')
+
+router.get('/admin/assets/admin.css', [AssetsController, 'stylesheet'])
+
+router
+  .group(() => {
+    router
+      .group(() => {
+        router.get('/login', [SessionController, 'showLogin'])
+        router.post('/login', [SessionController, 'login'])
+        router.get('/login/code', [SessionController, 'showSecondFactor'])
+        router.post('/login/code', [SessionController, 'secondFactor'])
+        router.get('/enrol', [SessionController, 'showEnrolment'])
+        router.post('/enrol', [SessionController, 'enrol'])
+      })
+      .use(middleware.adminGuest())
+
+    // A one-time enrolment link works whoever is signed in on this browser.
+    router.get('/welcome/:token', [SessionController, 'showWelcome'])
+    router.post('/welcome/:token', [SessionController, 'welcome'])
+
+    router
+      .group(() => {
+        router.get('/', [DashboardController, 'index'])
+        router.get('/recovery-codes', [SessionController, 'showRecoveryCodes'])
+        router.get('/account', [AccountController, 'show'])
+        router.post('/logout', [SessionController, 'logout'])
+        router.post('/logout-everywhere', [SessionController, 'logoutEverywhere'])
+        router.get('/audit', [AuditController, 'index'])
+        router.get('/audit.csv', [AuditController, 'export'])
+        router.get('/platforms', [PlatformsController, 'index'])
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+
+    // Configuration: admins only.
+    router
+      .group(() => {
+        router.get('/operators', [OperatorsController, 'index'])
+        router.post('/operators', [OperatorsController, 'store'])
+        router.post('/operators/:id', [OperatorsController, 'update']).where('id', /^\d+$/)
+        router.get('/platforms/new', [PlatformsController, 'create'])
+        router.post('/platforms', [PlatformsController, 'store'])
+        router.post('/platforms/:code', [PlatformsController, 'update'])
+        router.post('/platforms/:code/deposits', [PlatformsController, 'deposits'])
+
+        router.get('/merchants/new', [MerchantsController, 'create'])
+        router.post('/merchants', [MerchantsController, 'store'])
+        router.get('/merchants/:merchantId/credentials', [MerchantsController, 'credentials'])
+        router.post('/merchants/:merchantId', [MerchantsController, 'update'])
+        router.post('/merchants/:merchantId/status', [MerchantsController, 'status'])
+        router.post('/merchants/:merchantId/ip-whitelist', [MerchantsController, 'ipWhitelist'])
+        router.post('/merchants/:merchantId/settlement-accounts', [
+          MerchantsController,
+          'settlementAccounts',
+        ])
+        router.post('/merchants/:merchantId/rotate', [MerchantsController, 'rotate'])
+        router.post('/merchants/:merchantId/rotations', [MerchantsController, 'scheduleRotation'])
+        router.post('/merchants/:merchantId/rotations/:rotationId/cancel', [
+          MerchantsController,
+          'cancelRotation',
+        ])
+        router.post('/merchants/:merchantId/rotations/:rotationId/reveal', [
+          MerchantsController,
+          'revealRotation',
+        ])
+
+        router.get('/deposit-accounts/new', [DepositAccountsController, 'create'])
+        router.post('/deposit-accounts', [DepositAccountsController, 'store'])
+        router.post('/deposit-accounts/maintenance', [
+          DepositAccountsController,
+          'scheduleMaintenance',
+        ])
+        router.post('/deposit-accounts/maintenance/:windowId/cancel', [
+          DepositAccountsController,
+          'cancelMaintenance',
+        ])
+        router.post('/deposit-accounts/:id', [DepositAccountsController, 'update'])
+        router.post('/deposit-accounts/:id/active', [DepositAccountsController, 'active'])
+      })
+      .use(middleware.adminAuth({ role: 'admin' }))
+
+    router
+      .group(() => {
+        router.get('/platforms/:code', [PlatformsController, 'show'])
+        router.get('/merchants', [MerchantsController, 'index'])
+        router.get('/merchants/:merchantId', [MerchantsController, 'show'])
+        router.get('/deposit-accounts', [DepositAccountsController, 'index'])
+        router.get('/deposit-accounts/:id', [DepositAccountsController, 'show'])
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+
+    /*
+    | Payouts and bank statements: payouts waiting on a bank, bulk payout
+    | files, the bank's answer recorded by hand, dispatch retried, merchants
+    | with a negative balance; statement uploads, imports and match rates.
+    | Viewers read; operators act (literal paths before the :param ones).
+    */
+    const AdminPayoutsController = () => import('#admin/controllers/payouts_controller')
+    const StatementsController = () => import('#admin/controllers/statements_controller')
+    router
+      .group(() => {
+        router.get('/payouts', [AdminPayoutsController, 'index'])
+        router
+          .get('/payouts/:platformOrderId', [AdminPayoutsController, 'show'])
+          .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
+        router.get('/statements', [StatementsController, 'index'])
+        router.get('/statements/imports/:id', [StatementsController, 'show']).where('id', /^\d+$/)
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+    router
+      .group(() => {
+        router.post('/payouts/export', [AdminPayoutsController, 'export'])
+        router.get('/payouts/files/:file', [AdminPayoutsController, 'file'])
+        router.post('/payouts/:platformOrderId/outcome', [AdminPayoutsController, 'outcome'])
+        router.post('/payouts/:platformOrderId/retry', [AdminPayoutsController, 'retry'])
+        router.post('/statements', [StatementsController, 'store'])
+      })
+      .use(middleware.adminAuth({ role: 'operator' }))
+
+    /*
+    | Orders: search of payments, withdrawals and settlements (filters, sort,
+    | pages, saved views shared with the team, CSV export of every match),
+    | the order page and its slip images (never a public URL). Viewers read;
+    | operators resend an order's callbacks (literal paths before :param ones).
+    */
+    const OrdersController = () => import('#admin/controllers/orders_controller')
+    router
+      .group(() => {
+        router.get('/orders', [OrdersController, 'index'])
+        router.get('/orders.csv', [OrdersController, 'export'])
+        router.post('/orders/views', [OrdersController, 'saveView'])
+        router
+          .post('/orders/views/:id/delete', [OrdersController, 'deleteView'])
+          .where('id', /^\d+$/)
+        router
+          .get('/orders/:platformOrderId', [OrdersController, 'show'])
+          .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
+        router.get('/slips/:id/image', [OrdersController, 'slipImage']).where('id', /^\d+$/)
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+    router
+      .group(() => {
+        router
+          .post('/orders/:platformOrderId/resend-callback', [OrdersController, 'resendCallback'])
+          .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
+      })
+      .use(middleware.adminAuth({ role: 'operator' }))
+
+    // Review queues and the statement-line workbench, each in its own file.
+    reviewRoutes()
+    statementLineRoutes()
+  })
+  .prefix('/admin')
+  .use(adminStack())

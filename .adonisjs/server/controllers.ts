@@ -3,10 +3,4 @@
  * DO NOT EDIT manually
  */
 
-export const controllers = {
-  Balance: () => import('#controllers/balance_controller'),
-  Health: () => import('#controllers/health_controller'),
-  PaymentPage: () => import('#controllers/payment_page_controller'),
-  Payments: () => import('#controllers/payments_controller'),
-  Payouts: () => import('#controllers/payouts_controller'),
-}
+export const controllers = {}

@@ -7,6 +7,7 @@ export type ScannedRoutes = {
     'health': { paramsTuple?: []; params?: {} }
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'balance': { paramsTuple?: []; params?: {} }
     'payments.create': { paramsTuple?: []; params?: {} }
     'payments.create_transfer': { paramsTuple?: []; params?: {} }
@@ -16,18 +17,143 @@ export type ScannedRoutes = {
     'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
     'payouts.create_settlement': { paramsTuple?: []; params?: {} }
     'payouts.query_settlement': { paramsTuple?: []; params?: {} }
+    'slips.upload': { paramsTuple?: []; params?: {} }
+    'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'session.show_login': { paramsTuple?: []; params?: {} }
+    'session.login': { paramsTuple?: []; params?: {} }
+    'session.show_second_factor': { paramsTuple?: []; params?: {} }
+    'session.second_factor': { paramsTuple?: []; params?: {} }
+    'session.show_enrolment': { paramsTuple?: []; params?: {} }
+    'session.enrol': { paramsTuple?: []; params?: {} }
+    'session.show_welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
+    'session.welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
+    'dashboard.index': { paramsTuple?: []; params?: {} }
+    'session.show_recovery_codes': { paramsTuple?: []; params?: {} }
+    'account.show': { paramsTuple?: []; params?: {} }
+    'session.logout': { paramsTuple?: []; params?: {} }
+    'session.logout_everywhere': { paramsTuple?: []; params?: {} }
+    'audit.index': { paramsTuple?: []; params?: {} }
+    'audit.export': { paramsTuple?: []; params?: {} }
+    'platforms.index': { paramsTuple?: []; params?: {} }
+    'operators.index': { paramsTuple?: []; params?: {} }
+    'operators.store': { paramsTuple?: []; params?: {} }
+    'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'platforms.create': { paramsTuple?: []; params?: {} }
+    'platforms.store': { paramsTuple?: []; params?: {} }
+    'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'platforms.deposits': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'merchants.create': { paramsTuple?: []; params?: {} }
+    'merchants.store': { paramsTuple?: []; params?: {} }
+    'merchants.credentials': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.update': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.status': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.ip_whitelist': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.settlement_accounts': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.rotate': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.schedule_rotation': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.cancel_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'merchants.reveal_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'deposit_accounts.create': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.store': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.schedule_maintenance': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.cancel_maintenance': { paramsTuple: [ParamValue]; params: {'windowId': ParamValue} }
+    'deposit_accounts.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'deposit_accounts.active': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'platforms.show': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'merchants.index': { paramsTuple?: []; params?: {} }
+    'merchants.show': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'deposit_accounts.index': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.index': { paramsTuple?: []; params?: {} }
+    'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statements.index': { paramsTuple?: []; params?: {} }
+    'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.export': { paramsTuple?: []; params?: {} }
+    'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statements.store': { paramsTuple?: []; params?: {} }
+    'orders.index': { paramsTuple?: []; params?: {} }
+    'orders.export': { paramsTuple?: []; params?: {} }
+    'orders.save_view': { paramsTuple?: []; params?: {} }
+    'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.assign': { paramsTuple?: []; params?: {} }
   }
   GET: {
     'health': { paramsTuple?: []; params?: {} }
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'session.show_login': { paramsTuple?: []; params?: {} }
+    'session.show_second_factor': { paramsTuple?: []; params?: {} }
+    'session.show_enrolment': { paramsTuple?: []; params?: {} }
+    'session.show_welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
+    'dashboard.index': { paramsTuple?: []; params?: {} }
+    'session.show_recovery_codes': { paramsTuple?: []; params?: {} }
+    'account.show': { paramsTuple?: []; params?: {} }
+    'audit.index': { paramsTuple?: []; params?: {} }
+    'audit.export': { paramsTuple?: []; params?: {} }
+    'platforms.index': { paramsTuple?: []; params?: {} }
+    'operators.index': { paramsTuple?: []; params?: {} }
+    'platforms.create': { paramsTuple?: []; params?: {} }
+    'merchants.create': { paramsTuple?: []; params?: {} }
+    'merchants.credentials': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'deposit_accounts.create': { paramsTuple?: []; params?: {} }
+    'platforms.show': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'merchants.index': { paramsTuple?: []; params?: {} }
+    'merchants.show': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'deposit_accounts.index': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.index': { paramsTuple?: []; params?: {} }
+    'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statements.index': { paramsTuple?: []; params?: {} }
+    'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'orders.index': { paramsTuple?: []; params?: {} }
+    'orders.export': { paramsTuple?: []; params?: {} }
+    'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
   HEAD: {
     'health': { paramsTuple?: []; params?: {} }
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'session.show_login': { paramsTuple?: []; params?: {} }
+    'session.show_second_factor': { paramsTuple?: []; params?: {} }
+    'session.show_enrolment': { paramsTuple?: []; params?: {} }
+    'session.show_welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
+    'dashboard.index': { paramsTuple?: []; params?: {} }
+    'session.show_recovery_codes': { paramsTuple?: []; params?: {} }
+    'account.show': { paramsTuple?: []; params?: {} }
+    'audit.index': { paramsTuple?: []; params?: {} }
+    'audit.export': { paramsTuple?: []; params?: {} }
+    'platforms.index': { paramsTuple?: []; params?: {} }
+    'operators.index': { paramsTuple?: []; params?: {} }
+    'platforms.create': { paramsTuple?: []; params?: {} }
+    'merchants.create': { paramsTuple?: []; params?: {} }
+    'merchants.credentials': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'deposit_accounts.create': { paramsTuple?: []; params?: {} }
+    'platforms.show': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'merchants.index': { paramsTuple?: []; params?: {} }
+    'merchants.show': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'deposit_accounts.index': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.index': { paramsTuple?: []; params?: {} }
+    'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statements.index': { paramsTuple?: []; params?: {} }
+    'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'orders.index': { paramsTuple?: []; params?: {} }
+    'orders.export': { paramsTuple?: []; params?: {} }
+    'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
   POST: {
+    'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'balance': { paramsTuple?: []; params?: {} }
     'payments.create': { paramsTuple?: []; params?: {} }
     'payments.create_transfer': { paramsTuple?: []; params?: {} }
@@ -37,14 +163,40 @@ export type ScannedRoutes = {
     'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
     'payouts.create_settlement': { paramsTuple?: []; params?: {} }
     'payouts.query_settlement': { paramsTuple?: []; params?: {} }
-  }
-  PUT: {
-  }
-  PATCH: {
-  }
-  DELETE: {
-  }
-  OPTIONS: {
+    'slips.upload': { paramsTuple?: []; params?: {} }
+    'session.login': { paramsTuple?: []; params?: {} }
+    'session.second_factor': { paramsTuple?: []; params?: {} }
+    'session.enrol': { paramsTuple?: []; params?: {} }
+    'session.welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
+    'session.logout': { paramsTuple?: []; params?: {} }
+    'session.logout_everywhere': { paramsTuple?: []; params?: {} }
+    'operators.store': { paramsTuple?: []; params?: {} }
+    'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'platforms.store': { paramsTuple?: []; params?: {} }
+    'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'platforms.deposits': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'merchants.store': { paramsTuple?: []; params?: {} }
+    'merchants.update': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.status': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.ip_whitelist': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.settlement_accounts': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.rotate': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.schedule_rotation': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
+    'merchants.cancel_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'merchants.reveal_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'deposit_accounts.store': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.schedule_maintenance': { paramsTuple?: []; params?: {} }
+    'deposit_accounts.cancel_maintenance': { paramsTuple: [ParamValue]; params: {'windowId': ParamValue} }
+    'deposit_accounts.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'deposit_accounts.active': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'admin_payouts.export': { paramsTuple?: []; params?: {} }
+    'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statements.store': { paramsTuple?: []; params?: {} }
+    'orders.save_view': { paramsTuple?: []; params?: {} }
+    'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.assign': { paramsTuple?: []; params?: {} }
   }
 }
 declare module '@adonisjs/core/types/http' {

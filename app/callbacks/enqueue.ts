@@ -1,8 +1,8 @@
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { dispatch, queue } from '#queue/queue_manager'
-import { JOBS } from '#queue/jobs'
+import { dispatch, queue } from '#core/queue/queue_manager'
+import { JOBS } from '#core/queue/jobs'
 
 export interface DeliverCallbackData {
   outboxId: number
@@ -31,17 +31,11 @@ export async function enqueueDelivery(outboxId: number, series: number) {
 }
 
 /**
- * How long a commit waits for Redis to take the job. Lucid awaits after-commit
- * hooks inside commit(), so an unbounded wait would hold the caller (an API
- * request, a job) while Redis is down; past this, the job is left to the
- * dispatchPendingCallbacks sweep (the add may still complete later).
- */
-const ENQUEUE_WAIT_MS = 2000
-
-/**
  * Enqueues the row's delivery once the transaction that wrote it has
- * committed; nothing happens when it rolls back. Errors are logged, never
- * thrown: the state change is committed and the sweep will enqueue the row.
+ * committed; nothing happens when it rolls back. Lucid awaits after-commit
+ * hooks inside commit(), so this must not wait on a Redis that is away:
+ * dispatch() gives up within about a second. Errors are logged, never thrown:
+ * the state change is committed and the sweep will enqueue the row.
  */
 export function enqueueAfterCommit(
   trx: TransactionClientContract,
@@ -49,26 +43,13 @@ export function enqueueAfterCommit(
   series: number
 ) {
   trx.after('commit', async () => {
-    let timer: NodeJS.Timeout | undefined
-    const enqueue = enqueueDelivery(outboxId, series)
     try {
-      await Promise.race([
-        enqueue,
-        new Promise((_resolve, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`Redis did not take the job within ${ENQUEUE_WAIT_MS} ms`)),
-            ENQUEUE_WAIT_MS
-          )
-        }),
-      ])
+      await enqueueDelivery(outboxId, series)
     } catch (error) {
-      enqueue.catch(() => {}) // settled or not, the sweep is the fallback now
       logger.warn(
         { err: error, callback_outbox_id: outboxId },
         'callback job not enqueued; dispatchPendingCallbacks will enqueue it'
       )
-    } finally {
-      clearTimeout(timer)
     }
   })
 }

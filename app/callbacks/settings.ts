@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import env from '#start/env'
+import callbacksConfig from '#config/callbacks'
 
 export const CALLBACK_USER_AGENT = 'THB-Gateway-Callback/1.0'
 /** Bytes of the receiver's answer kept in callback_attempts.response_excerpt. */
@@ -17,10 +17,10 @@ export interface CallbackSettings {
 let current: CallbackSettings | undefined
 
 function fromEnv(): CallbackSettings {
-  const caPath = env.get('CALLBACK_CA_PATH')
+  const { caPath } = callbacksConfig
   return {
-    timeoutMs: env.get('CALLBACK_TIMEOUT_MS', 10_000),
-    allowPrivateTargets: env.get('CALLBACK_ALLOW_PRIVATE_TARGETS', false),
+    timeoutMs: callbacksConfig.timeoutMs,
+    allowPrivateTargets: callbacksConfig.allowPrivateTargets,
     // Read once: a missing file is a configuration error worth failing loudly on.
     extraCa: caPath ? readFileSync(caPath, 'utf8') : undefined,
   }

@@ -1,5 +1,5 @@
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import { currentCredential, decryptSecret, signBody } from '#services/credentials'
+import { currentCredential, decryptSecret, signBody } from '#merchants/credentials'
 
 /**
  * X-Signature of a callback body: lowercase hex HMAC-SHA256 of its UTF-8

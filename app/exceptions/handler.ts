@@ -1,7 +1,11 @@
 import app from '@adonisjs/core/services/app'
+import router from '@adonisjs/core/services/router'
 import { type HttpContext, ExceptionHandler } from '@adonisjs/core/http'
+import MerchantHttpsMiddleware from '#merchant_api/middleware/merchant_https_middleware'
 import { GatewayError } from '#exceptions/gateway_error'
+import { clientAborted, dependencyOutage } from '#exceptions/dependency_outage'
 import { sendError } from '#merchant_api/envelope'
+import { ActionError } from '#core/validation'
 
 /** Identifiers for framework errors that carry only an HTTP status. */
 const IDENTIFIER_BY_STATUS: Record<number, string> = {
@@ -16,34 +20,83 @@ const IDENTIFIER_BY_STATUS: Record<number, string> = {
   503: 'service-unavailable',
 }
 
+/** Seconds a client should wait before retrying after a dependency outage. */
+const RETRY_AFTER_SECONDS = 5
+
 /**
- * Every response outside the HTML areas (hosted payment page, admin panel) is
- * the merchant API's error envelope, including unknown routes and crashes.
- * A 5xx never carries a stack trace; it is logged with the request id, which
- * the message quotes so support can find the line.
+ * What an error means for the answer and for the log:
+ * - refusal: an outcome the API describes (any GatewayError, 4xx framework
+ *   errors such as an unknown route); logged at info, no stack;
+ * - outage: MySQL or Redis briefly unreachable; 503, logged at warn with the
+ *   cause only;
+ * - aborted: the client went away while sending its body; nobody to answer;
+ * - crash: anything else; 500, logged at error with the stack.
+ */
+interface Outcome {
+  kind: 'refusal' | 'outage' | 'aborted' | 'crash'
+  status: number
+  identifier: string
+  message: string
+  data?: Record<string, unknown>
+  cause?: string
+}
+
+/**
+ * Every response outside the HTML areas (hosted payment page, sandbox,
+ * admin panel) is the merchant API's error envelope, including unknown routes
+ * and crashes; the HTML areas get plain pages. A 5xx never carries a stack
+ * trace; the message quotes the request id so support can find the log line.
+ * The developer error page is shown only in development, and only for crashes.
  */
 export default class HttpExceptionHandler extends ExceptionHandler {
-  protected debug = !app.inProduction
+  protected debug = app.inDev
+  protected renderStatusPages = false
 
   async handle(error: unknown, ctx: HttpContext) {
+    if (isRouteNotFound(error) && router.match(ctx.request.url(), 'POST', false)) {
+      error = await refuseMethod(ctx).catch((refusal) => refusal)
+    }
+    const outcome = describe(error, ctx)
+    log(outcome, error, ctx)
+    if (outcome.kind === 'outage') ctx.response.header('Retry-After', String(RETRY_AFTER_SECONDS))
+
     if (isHtmlArea(ctx.request.url())) {
-      return super.handle(error, ctx)
+      if (outcome.kind === 'crash' && this.debug) return super.handle(error, ctx)
+      if (isAdminArea(ctx.request.url())) return renderAdminPage(error, outcome, ctx)
+      return renderPage(outcome, ctx)
     }
-
-    const { status, identifier, message, data } = describe(error, ctx)
-    if (status >= 500) {
-      ctx.logger.error({ err: error }, 'unhandled error in merchant API request')
-    } else {
-      ctx.logger.info({ error: identifier, status }, message)
-    }
-    if (status === 413) ctx.response.header('Connection', 'close')
-    sendError(ctx, status, identifier, message, data)
+    if (outcome.status === 413) ctx.response.header('Connection', 'close')
+    sendError(ctx, outcome.status, outcome.identifier, outcome.message, outcome.data)
   }
 
-  async report(error: unknown, ctx: HttpContext) {
-    // Merchant API errors are logged by handle() with their envelope identifier.
-    if (isHtmlArea(ctx.request.url())) return super.report(error, ctx)
+  async report() {
+    // handle() logs every error once, at the level its kind deserves.
   }
+}
+
+function isRouteNotFound(error: unknown) {
+  return (error as { code?: string } | undefined)?.code === 'E_ROUTE_NOT_FOUND'
+}
+
+/**
+ * Another method on a POST-only endpoint (spec: any non-POST is 405). Routes
+ * cannot list every method Node accepts (the generated route types cannot
+ * name M-SEARCH), so GET, TRACE, PROPFIND, QUERY, CONNECT... all arrive here
+ * as "route not found" on a path that has a POST route. The endpoint's HTTPS
+ * check still comes first, as for its POST.
+ */
+async function refuseMethod(ctx: HttpContext): Promise<never> {
+  await new MerchantHttpsMiddleware().handle(ctx, async () => {})
+  ctx.response.header('Allow', 'POST')
+  throw new GatewayError(
+    405,
+    'method-not-allowed',
+    `${ctx.request.method()} is not allowed on ${ctx.request.url()}; use POST`
+  )
+}
+
+function isAdminArea(url: string) {
+  return url === '/admin' || url.startsWith('/admin/')
 }
 
 function isHtmlArea(url: string) {
@@ -55,9 +108,24 @@ function isHtmlArea(url: string) {
   )
 }
 
-function describe(error: unknown, ctx: HttpContext) {
+function log(outcome: Outcome, error: unknown, ctx: HttpContext) {
+  const fields = { error: outcome.identifier, status: outcome.status }
+  switch (outcome.kind) {
+    case 'refusal':
+      return ctx.logger.info({ ...fields, data: outcome.data }, outcome.message)
+    case 'aborted':
+      return ctx.logger.info(fields, 'client closed the connection before its request was read')
+    case 'outage':
+      return ctx.logger.warn({ ...fields, cause: outcome.cause }, 'dependency unavailable')
+    case 'crash':
+      return ctx.logger.error({ ...fields, err: error }, 'unhandled error')
+  }
+}
+
+function describe(error: unknown, ctx: HttpContext): Outcome {
   if (error instanceof GatewayError) {
     return {
+      kind: 'refusal',
       status: error.status,
       identifier: error.identifier,
       message: error.message,
@@ -66,8 +134,17 @@ function describe(error: unknown, ctx: HttpContext) {
   }
 
   const candidate = error as { status?: number; code?: string; messages?: unknown }
-  if (candidate?.code === 'E_ROUTE_NOT_FOUND') {
+  if (error instanceof ActionError) {
     return {
+      kind: 'refusal',
+      status: error.notFound ? 404 : 400,
+      identifier: error.notFound ? 'not-found' : 'invalid-inputs',
+      message: error.message,
+    }
+  }
+  if (isRouteNotFound(error)) {
+    return {
+      kind: 'refusal',
       status: 404,
       identifier: 'not-found',
       message: `no endpoint ${ctx.request.method()} ${ctx.request.url()}`,
@@ -76,18 +153,140 @@ function describe(error: unknown, ctx: HttpContext) {
   if (candidate?.code === 'E_VALIDATION_ERROR' && Array.isArray(candidate.messages)) {
     const fields = candidate.messages as Array<{ field: string; message: string }>
     return {
+      kind: 'refusal',
       status: 400,
       identifier: 'invalid-inputs',
       message: fields.map((item) => `${item.field}: ${item.message}`).join('; '),
     }
   }
+  if (clientAborted(error)) {
+    return {
+      kind: 'aborted',
+      status: 400,
+      identifier: 'invalid-inputs',
+      message: 'the request body ended early',
+    }
+  }
+  const cause = dependencyOutage(error)
+  if (cause) {
+    return {
+      kind: 'outage',
+      status: 503,
+      identifier: 'service-unavailable',
+      message: `service temporarily unavailable; retry with backoff (request id ${ctx.request.id()})`,
+      cause,
+    }
+  }
   const status = typeof candidate?.status === 'number' ? candidate.status : 500
   if (status < 500 && IDENTIFIER_BY_STATUS[status]) {
-    return { status, identifier: IDENTIFIER_BY_STATUS[status], message: (error as Error).message }
+    return {
+      kind: 'refusal',
+      status,
+      identifier: IDENTIFIER_BY_STATUS[status],
+      message: (error as Error).message,
+    }
   }
   return {
+    kind: 'crash',
     status: 500,
     identifier: 'internal-server-error',
     message: `internal server error; quote request id ${ctx.request.id()} to support`,
   }
+}
+
+/** Wording of the plain pages, Thai first like the payment page. */
+const PAGE_TEXT = {
+  notFound: {
+    th: 'ไม่พบหน้านี้',
+    en: 'Page not found',
+    detailTh: 'ลิงก์อาจไม่ถูกต้อง โปรดกลับไปที่ร้านค้า',
+    detailEn: 'The link may be wrong. Please go back to the merchant.',
+  },
+  refused: {
+    th: 'ไม่สามารถดำเนินการตามคำขอนี้ได้',
+    en: 'This request cannot be processed',
+    detailTh: 'โปรดกลับไปที่ร้านค้าแล้วลองอีกครั้ง',
+    detailEn: 'Please go back to the merchant and try again.',
+  },
+  unavailable: {
+    th: 'ระบบไม่พร้อมให้บริการชั่วคราว',
+    en: 'Temporarily unavailable',
+    detailTh: 'โปรดลองใหม่อีกครั้งในอีกสักครู่ ไม่ต้องโอนเงินซ้ำ',
+    detailEn: 'Please try again in a moment. Do not pay twice.',
+  },
+  failed: {
+    th: 'เกิดข้อผิดพลาด',
+    en: 'Something went wrong',
+    detailTh: 'โปรดลองใหม่อีกครั้ง หากยังพบปัญหา โปรดแจ้งรหัสอ้างอิงด้านล่างกับร้านค้า',
+    detailEn: 'Please try again. If it persists, give the merchant the reference below.',
+  },
+}
+
+/** A plain HTML page for the customer-facing areas: no stack, no framework page. */
+async function renderPage(outcome: Outcome, ctx: HttpContext) {
+  const text =
+    outcome.status === 404
+      ? PAGE_TEXT.notFound
+      : outcome.status === 503
+        ? PAGE_TEXT.unavailable
+        : outcome.status >= 500
+          ? PAGE_TEXT.failed
+          : PAGE_TEXT.refused
+  ctx.response.status(outcome.status)
+  ctx.response.header('Cache-Control', 'no-store')
+  ctx.response.header('Referrer-Policy', 'no-referrer')
+  ctx.response.header('X-Frame-Options', 'DENY')
+  const html = await ctx.view.render('errors/page', {
+    text,
+    status: outcome.status,
+    // 5xx pages show the request id so that support can find the log line.
+    reference: outcome.status >= 500 ? ctx.request.id() : null,
+  })
+  ctx.response.header('Content-Type', 'text/html; charset=utf-8')
+  ctx.response.send(html)
+}
+
+/**
+ * Back-office errors, as operators should see them: signed out → the login
+ * page; a role that may not do this → 403; an expired form (CSRF) → back to
+ * it with a message; anything else → a plain page, with the request id for
+ * a 5xx. Never a stack trace outside development.
+ */
+async function renderAdminPage(error: unknown, outcome: Outcome, ctx: HttpContext) {
+  const code = (error as { code?: string } | undefined)?.code
+  if (code === 'E_UNAUTHORIZED_ACCESS') return ctx.response.redirect('/admin/login')
+  if (code === 'E_BAD_CSRF_TOKEN' && 'session' in ctx) {
+    ctx.session.flash('error', 'The form had expired; nothing was saved. Please try again.')
+    return ctx.response.redirect().back()
+  }
+  const forbidden = code === 'E_AUTHORIZATION_FAILURE'
+  const status = forbidden ? 403 : outcome.status
+  const page =
+    status === 404
+      ? { heading: 'Not found', detail: 'There is nothing at this address.' }
+      : status === 403
+        ? {
+            heading: 'Not allowed',
+            detail: 'Your role does not allow this. Ask an administrator if you need it.',
+          }
+        : status >= 500
+          ? {
+              heading: status === 503 ? 'Temporarily unavailable' : 'Something went wrong',
+              detail:
+                status === 503
+                  ? 'The database or Redis cannot be reached; try again in a moment.'
+                  : 'The action failed and nothing was changed by this error.',
+            }
+          : { heading: 'Cannot do that', detail: outcome.message }
+  ctx.response.status(status)
+  ctx.response.header('Cache-Control', 'no-store')
+  const operator = 'auth' in ctx ? (ctx.auth.user ?? null) : null
+  const html = await ctx.view.render('admin/error', {
+    ...page,
+    status,
+    reference: status >= 500 ? ctx.request.id() : null,
+    operator,
+  })
+  ctx.response.header('Content-Type', 'text/html; charset=utf-8')
+  ctx.response.send(html)
 }

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq'
-import { dispatchPayout } from '#payouts/dispatch_payout'
+import { dispatchPayout } from '#payouts/actions/dispatch_payout'
 
 /** payout.dispatch — idempotent: only an order in new/queue moves. */
 export default async function dispatchPayoutJob(job: Job<{ payoutOrderId: number }>) {

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq'
-import { releasePayoutHold } from '#payouts/complete_payout'
+import { releasePayoutHold } from '#payouts/actions/complete_payout'
 
 /** payout.release-hold — idempotent: only a still-held, overdue hold is released. */
 export default async function releasePayoutHoldJob(job: Job<{ payoutOrderId: number }>) {

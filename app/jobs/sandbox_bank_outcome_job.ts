@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq'
-import { applySandboxBankOutcome } from '#payouts/dispatch_payout'
+import { collectBankAnswer } from '#payouts/actions/dispatch_payout'
 
-/** payout.sandbox-outcome — idempotent: a final order is left as it is. */
+/** payout.sandbox-outcome — the sandbox bank's answer; idempotent: a final order is left as it is. */
 export default async function sandboxBankOutcomeJob(job: Job<{ payoutOrderId: number }>) {
-  return { completed: await applySandboxBankOutcome(Number(job.data.payoutOrderId)) }
+  return { completed: await collectBankAnswer(Number(job.data.payoutOrderId)) }
 }

@@ -1,4 +1,4 @@
-import { settleDuePayments } from '#reconciliation/settle_payments'
+import { settleDuePayments } from '#payments/actions/settle_payment'
 
 /** payment.settle — idempotent: only unsettled_paid orders that are due move, each once. */
 export default async function settlePaymentsJob() {

@@ -1,4 +1,4 @@
-import { sweepExpiredPayments } from '#deposits/expire_payment'
+import { sweepExpiredPayments } from '#payments/actions/expire_payment'
 
 /** payment.sweep-expired — idempotent: only open, overdue orders are touched. */
 export default async function sweepExpiredPaymentsJob() {

@@ -7,3 +7,14 @@ export class InsufficientBalanceError extends Error {
     super(`Insufficient balance for merchant ${merchantId}`)
   }
 }
+
+/**
+ * A posting with this idempotency key exists (one posting per kind and
+ * reference): the change it belongs to was already made. The caller's
+ * transaction must roll back; nothing was written twice.
+ */
+export class DuplicatePostingError extends Error {
+  constructor(public idempotencyKey: string) {
+    super(`Ledger posting ${idempotencyKey} was already made`)
+  }
+}

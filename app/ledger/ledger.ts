@@ -7,8 +7,13 @@ import {
   type GatewayAccountCode,
   type MerchantAccountCode,
 } from '#ledger/accounts'
-import { InsufficientBalanceError, LedgerImbalanceError } from '#ledger/errors'
-import { assertSatang } from '#services/money'
+import {
+  DuplicatePostingError,
+  InsufficientBalanceError,
+  LedgerImbalanceError,
+} from '#ledger/errors'
+import { isDuplicateKey } from '#core/db_retry'
+import { assertSatang } from '#core/money'
 
 export type LedgerLeg =
   | { merchantId: number; account: MerchantAccountCode; amount: number }
@@ -17,6 +22,12 @@ export type LedgerLeg =
 export interface LedgerPosting {
   kind: string
   reference?: { type: string; id: string }
+  /**
+   * At most one posting exists per key (unique in the database). Default:
+   * kind:reference_type:reference_id, so that an order's hold, its success
+   * or its settlement can never be posted twice, whoever tries.
+   */
+  idempotencyKey?: string
   description?: string
   legs: LedgerLeg[]
   /**
@@ -60,16 +71,24 @@ export async function postLedgerTransaction(
     await applyProjection(trx, merchantId, columns, posting.nonNegative ?? [])
   }
 
-  const [transactionId] = await trx
-    .insertQuery()
-    .table('ledger_transactions')
-    .insert({
-      kind: posting.kind,
-      reference_type: posting.reference?.type ?? null,
-      reference_id: posting.reference?.id ?? null,
-      description: posting.description ?? null,
-      created_at: new Date(),
-    })
+  const idempotencyKey = idempotencyKeyOf(posting)
+  let transactionId: number
+  try {
+    ;[transactionId] = await trx
+      .insertQuery()
+      .table('ledger_transactions')
+      .insert({
+        kind: posting.kind,
+        reference_type: posting.reference?.type ?? null,
+        reference_id: posting.reference?.id ?? null,
+        idempotency_key: idempotencyKey,
+        description: posting.description ?? null,
+        created_at: new Date(),
+      })
+  } catch (error) {
+    if (idempotencyKey && isDuplicateKey(error)) throw new DuplicatePostingError(idempotencyKey)
+    throw error
+  }
 
   const keys = posting.legs.map((leg) =>
     'merchantId' in leg
@@ -88,6 +107,12 @@ export async function postLedgerTransaction(
   }
   await trx.insertQuery().table('ledger_entries').multiInsert(entries)
   return Number(transactionId)
+}
+
+function idempotencyKeyOf(posting: LedgerPosting): string | null {
+  if (posting.idempotencyKey) return posting.idempotencyKey
+  if (!posting.reference) return null
+  return `${posting.kind}:${posting.reference.type}:${posting.reference.id}`
 }
 
 /** Opens the three accounts and the zero balance row of a new merchant. */

@@ -1,4 +1,4 @@
-import type Merchant from '#models/merchant'
+import type Merchant from '#merchants/models/merchant'
 
 /**
  * What the merchant API middleware stack attaches to the HTTP context: the

@@ -1,6 +1,6 @@
-import type Merchant from '#models/merchant'
-import { rateFee } from '#services/money'
-import type { PayoutKind } from '#models/payout_order'
+import type Merchant from '#merchants/models/merchant'
+import { rateFee } from '#core/money'
+import type { PayoutKind } from '#payouts/models/payout_order'
 
 /**
  * Fee of a payout in satang. Withdrawals: flat + rate (basis points of the

@@ -1,7 +1,7 @@
-import PayoutOrder, { type PayoutKind } from '#models/payout_order'
-import type Merchant from '#models/merchant'
+import PayoutOrder, { type PayoutKind } from '#payouts/models/payout_order'
+import type Merchant from '#merchants/models/merchant'
 import { GatewayError } from '#exceptions/gateway_error'
-import { isPlatformOrderId } from '#services/order_ids'
+import { isPlatformOrderId } from '#core/order_ids'
 
 /** The merchant's own withdraw (marker W) or settlement (marker M) order; 400 / 404 as the spec says. */
 export async function findMerchantPayout(

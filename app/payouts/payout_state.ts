@@ -1,3 +1,12 @@
+import { DateTime } from 'luxon'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type PayoutOrder from '#payouts/models/payout_order'
+import Merchant from '#merchants/models/merchant'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { writePayoutCallback } from '#callbacks/outbox'
+import { recordOrderEvent } from '#core/order_events'
+import type { Actor } from '#core/actor'
+
 /**
  * Withdraw and settlement state machine (spec: Withdraw and settlement order
  * status). Internal states are kept for operations; the API shows three.
@@ -48,4 +57,100 @@ export class IllegalPayoutTransitionError extends Error {
 
 export function assertPayoutTransition(from: PayoutStatus, to: PayoutStatus) {
   if (!PAYOUT_TRANSITIONS[from].includes(to)) throw new IllegalPayoutTransitionError(from, to)
+}
+
+export interface PayoutChange {
+  to: PayoutStatus
+  actor: Actor
+  /** Why, in words: shown on the order's timeline. */
+  reason?: string | null
+  /** → pending: the connector's reference for the transfer. */
+  connectorReference?: string
+  /** → a failed status: the machine-readable cause (account_closed, ...). */
+  failureReason?: string
+  now?: DateTime
+}
+
+/**
+ * The one way a withdrawal or settlement changes status, inside the caller's
+ * transaction with the order row locked: checks the state table, applies what
+ * the new status means, saves the order and appends its event.
+ *
+ * - success: the hold is consumed (amount + fee leave frozen; after the hold
+ *   timeout they leave balance instead, even below zero: the bank has paid);
+ *   SUCCESS callback.
+ * - failed, error, cancelled, rejected: a hold still held returns to balance
+ *   (after the timeout it already has); FAIL callback.
+ */
+export async function transitionPayout(
+  trx: TransactionClientContract,
+  order: PayoutOrder,
+  change: PayoutChange
+) {
+  const from = order.status
+  assertPayoutTransition(from, change.to)
+  const now = change.now ?? DateTime.utc()
+
+  if (change.connectorReference !== undefined) order.connectorReference = change.connectorReference
+  if (change.to === 'success') {
+    const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
+    await consumeHold(trx, order, merchant)
+    order.doneAt = now
+    await writePayoutCallback(trx, order, merchant, 'SUCCESS', now.toJSDate())
+  } else if (isFinalPayoutStatus(change.to)) {
+    const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
+    await returnHold(trx, order)
+    order.failureReason = change.failureReason ?? change.to
+    order.doneAt = now
+    await writePayoutCallback(trx, order, merchant, 'FAIL', now.toJSDate())
+  }
+
+  order.status = change.to
+  await order.useTransaction(trx).save()
+  await recordOrderEvent(trx, {
+    orderType: order.kind,
+    orderId: order.id,
+    from,
+    to: change.to,
+    actor: change.actor,
+    reason: change.reason ?? change.failureReason,
+  })
+}
+
+async function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchant: Merchant) {
+  const source = order.holdState === 'held' ? 'frozen' : 'available'
+  const legs = [
+    { merchantId: merchant.id, account: source, amount: -order.total } as const,
+    { gateway: 'payout_clearing', amount: order.amount } as const,
+  ]
+  await postLedgerTransaction(trx, {
+    kind: `${order.kind}_success`,
+    reference: { type: order.kind, id: order.platformOrderId },
+    legs: order.fee > 0 ? [...legs, { gateway: 'fee_revenue', amount: order.fee }] : legs,
+  })
+  if (order.holdState === 'released') {
+    const balance = await trx
+      .from('merchant_balances')
+      .where('merchant_id', merchant.id)
+      .select('balance')
+      .firstOrFail()
+    if (Number(balance.balance) < 0) {
+      await trx.from('merchants').where('id', merchant.id).update({ negative_balance_flag: true })
+    }
+  }
+  order.holdState = 'consumed'
+}
+
+async function returnHold(trx: TransactionClientContract, order: PayoutOrder) {
+  if (order.holdState === 'held') {
+    await postLedgerTransaction(trx, {
+      kind: `${order.kind}_hold_return`,
+      reference: { type: order.kind, id: order.platformOrderId },
+      legs: [
+        { merchantId: order.merchantId, account: 'frozen', amount: -order.total },
+        { merchantId: order.merchantId, account: 'available', amount: order.total },
+      ],
+    })
+  }
+  order.holdState = 'returned'
 }

@@ -1,21 +1,29 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import PaymentOrder from '#models/payment_order'
-import PayoutOrder from '#models/payout_order'
-import Merchant from '#models/merchant'
-import { assertPaymentTransition } from '#deposits/payment_state'
-import { postLedgerTransaction } from '#ledger/ledger'
-import { writePaymentCallback } from '#services/callback_outbox'
-import { completePayout } from '#payouts/complete_payout'
-import { isPlatformOrderId } from '#services/order_ids'
-import { withDeadlockRetry } from '#services/db_retry'
-import { rateFee } from '#services/money'
+import type {
+  ChainableContract,
+  RawBuilderContract,
+  ReferenceBuilderContract,
+} from '@adonisjs/lucid/types/querybuilder'
+import PaymentOrder from '#payments/models/payment_order'
+import PayoutOrder from '#payouts/models/payout_order'
+import { transitionPayment } from '#payments/payment_state'
+import { SYSTEM } from '#core/actor'
+import { completePayout } from '#payouts/actions/complete_payout'
+import { isPlatformOrderId } from '#core/order_ids'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
 /** Statement times are minute-precise; slots are matched with this much slack. */
-const SLACK_MS = 60_000
+const SLACK_SECONDS = 60
+
+/** The note of a line no order can claim, by direction. */
+export const NO_ORDER_NOTE = {
+  credit: 'no open order',
+  debit: 'debit without a payout reference',
+} as const
 
 interface LineRow {
   id: number
@@ -62,7 +70,7 @@ async function matchOnce(lineId: number): Promise<MatchResult> {
         return settlePayoutLine(trx, line)
       }
       if (line.direction === 'debit') {
-        return setLine(trx, line.id, 'unmatched', 'debit without a payout reference')
+        return setLine(trx, line.id, 'unmatched', NO_ORDER_NOTE.debit)
       }
       return payPaymentLine(trx, line)
     },
@@ -72,14 +80,14 @@ async function matchOnce(lineId: number): Promise<MatchResult> {
 
 async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Promise<MatchResult> {
   const amount = Number(line.amount)
-  const order = await findPaymentFor(trx, line, amount)
+  const order = await findPaymentFor(trx, line)
   if (!order) {
-    const expired = await findExpiredPaymentFor(trx, line, amount)
+    const expired = await findExpiredPaymentFor(trx, line)
     return setLine(
       trx,
       line.id,
       expired ? 'late' : 'unmatched',
-      expired?.platformOrderId ?? 'no open order'
+      expired?.platformOrderId ?? NO_ORDER_NOTE.credit
     )
   }
   if (order.status === 'error') {
@@ -97,7 +105,12 @@ async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Pr
       `${order.platformOrderId} expects ${order.transferAmount} satang`
     )
   }
-  await payOrder(trx, order, line)
+  await transitionPayment(trx, order, {
+    to: 'unsettled_paid',
+    actor: SYSTEM,
+    reason: `statement line ${line.id}`,
+    paidAt: DateTime.fromJSDate(new Date(line.line_at)),
+  })
   await trx.from('statement_lines').where('id', line.id).update({
     status: 'matched',
     order_type: 'payment',
@@ -107,7 +120,7 @@ async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Pr
   return 'matched'
 }
 
-async function findPaymentFor(trx: TransactionClientContract, line: LineRow, amount: number) {
+async function findPaymentFor(trx: TransactionClientContract, line: LineRow) {
   if (line.reference) {
     const byReference = await PaymentOrder.query({ client: trx })
       .where('deposit_account_id', line.deposit_account_id)
@@ -120,62 +133,99 @@ async function findPaymentFor(trx: TransactionClientContract, line: LineRow, amo
       .first()
     if (byReference) return byReference
   }
-  // An open order holds its transfer_amount as slot_amount (unique per account).
-  const at = new Date(line.line_at).getTime()
-  const order = await PaymentOrder.query({ client: trx })
-    .where('deposit_account_id', line.deposit_account_id)
-    .where('slot_amount', amount)
+  return holdingSlot(PaymentOrder.query({ client: trx }), lineValues(line))
     .forUpdate()
     .first()
-  if (!order) return null
-  const covers =
-    order.orderAt.toMillis() - SLACK_MS <= at && at <= order.expireAt.toMillis() + SLACK_MS
-  return covers ? order : null
 }
 
-async function findExpiredPaymentFor(
-  trx: TransactionClientContract,
-  line: LineRow,
-  amount: number
-) {
-  const at = new Date(line.line_at)
-  return PaymentOrder.query({ client: trx })
-    .where('deposit_account_id', line.deposit_account_id)
-    .where('transfer_amount', amount)
-    .where('status', 'error')
-    .where('order_at', '<=', new Date(at.getTime() + SLACK_MS))
+async function findExpiredPaymentFor(trx: TransactionClientContract, line: LineRow) {
+  return expiredBefore(PaymentOrder.query({ client: trx }), lineValues(line))
     .orderBy('order_at', 'desc')
     .first()
 }
 
 /**
- * open → unsettled_paid: amount − fee to the merchant's unsettle_balance, the
- * fee to fee revenue, the satang adjustment to its own account; PAID callback.
+ * What the rules below read from a statement line: its values when one line
+ * is matched, its columns when an import's lines are triaged together; the
+ * rules are written once for both.
  */
-async function payOrder(trx: TransactionClientContract, order: PaymentOrder, line: LineRow) {
-  const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-  const fee = rateFee(order.amount, merchant.paymentFeeRateBps)
-  const adjustment = order.transferAmount - order.amount
-  const legs: Parameters<typeof postLedgerTransaction>[1]['legs'] = [
-    { gateway: 'deposit_clearing', amount: -order.transferAmount },
-  ]
-  if (order.amount - fee !== 0)
-    legs.push({ merchantId: merchant.id, account: 'unsettled', amount: order.amount - fee })
-  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
-  if (adjustment !== 0) legs.push({ gateway: 'slot_adjustment', amount: adjustment })
-  await postLedgerTransaction(trx, {
-    kind: 'payment_paid',
-    reference: { type: 'payment', id: order.platformOrderId },
-    legs,
-  })
+interface LineTerms {
+  accountId: number | ReferenceBuilderContract
+  amount: number | ReferenceBuilderContract
+  /** The line's time minus and plus the slack. */
+  earliest: Date | RawBuilderContract
+  latest: Date | RawBuilderContract
+}
 
-  assertPaymentTransition(order.status, 'unsettled_paid')
-  order.status = 'unsettled_paid'
-  order.fee = fee
-  order.paidAt = DateTime.fromJSDate(new Date(line.line_at))
-  order.slotAmount = null
-  await order.useTransaction(trx).save()
-  await writePaymentCallback(trx, order, merchant, 'PAID')
+function lineValues(line: LineRow): LineTerms {
+  const at = new Date(line.line_at).getTime()
+  return {
+    accountId: line.deposit_account_id,
+    amount: Number(line.amount),
+    earliest: new Date(at - SLACK_SECONDS * 1000),
+    latest: new Date(at + SLACK_SECONDS * 1000),
+  }
+}
+
+function lineColumns(): LineTerms {
+  return {
+    accountId: db.ref('statement_lines.deposit_account_id'),
+    amount: db.ref('statement_lines.amount'),
+    earliest: db.raw(`statement_lines.line_at - INTERVAL ${SLACK_SECONDS} SECOND`),
+    latest: db.raw(`statement_lines.line_at + INTERVAL ${SLACK_SECONDS} SECOND`),
+  }
+}
+
+/**
+ * The order on the line's account holding the line's amount as its
+ * transfer_amount slot (unique per account: an open or frozen order), whose
+ * slot covers the line's time: order_at − slack ≤ line time ≤ expire_at + slack.
+ */
+function holdingSlot<Query extends ChainableContract>(query: Query, line: LineTerms) {
+  return query
+    .where('payment_orders.deposit_account_id', line.accountId)
+    .where('payment_orders.slot_amount', line.amount)
+    .where('payment_orders.order_at', '<=', line.latest)
+    .where('payment_orders.expire_at', '>=', line.earliest)
+}
+
+/**
+ * Expired orders (status error, however long ago) on the line's account with
+ * the line's amount as transfer_amount, created before the line (+ slack):
+ * the line is a late payment for one of them.
+ */
+function expiredBefore<Query extends ChainableContract>(query: Query, line: LineTerms) {
+  return query
+    .where('payment_orders.deposit_account_id', line.accountId)
+    .where('payment_orders.transfer_amount', line.amount)
+    .where('payment_orders.status', 'error')
+    .where('payment_orders.order_at', '<=', line.latest)
+}
+
+/**
+ * Could an order claim this line? The matcher's own rules, as a condition on
+ * `statement_lines` for judging many lines at once: a line with a reference
+ * (decided one by one), or a credit that an order's slot covers or that pays
+ * an expired order late. matchStatementLine marks every other line
+ * unmatched with NO_ORDER_NOTE[direction]; an import gives them that verdict
+ * in bulk.
+ */
+export function mayBeClaimed<Query extends ChainableContract>(query: Query) {
+  const line = lineColumns()
+  const orders = (sub: ChainableContract) => sub.from('payment_orders').select(db.raw('1'))
+  return query.where((claim) =>
+    claim
+      .whereNotNull('statement_lines.reference')
+      .orWhere((credit) =>
+        credit
+          .where('statement_lines.direction', 'credit')
+          .where((order) =>
+            order
+              .whereExists((sub) => holdingSlot(orders(sub), line))
+              .orWhereExists((sub) => expiredBefore(orders(sub), line))
+          )
+      )
+  )
 }
 
 async function settlePayoutLine(
@@ -193,7 +243,10 @@ async function settlePayoutLine(
     line.direction === 'debit'
       ? { success: true as const }
       : { success: false as const, reason: 'returned_by_bank' }
-  await completePayout(order.id, outcome, DateTime.utc(), trx)
+  await completePayout(order.id, outcome, {
+    client: trx,
+    reason: `statement line ${line.id}`,
+  })
   await trx.from('statement_lines').where('id', line.id).update({
     status: 'matched',
     order_type: order.kind,

@@ -1,11 +1,22 @@
 import { test } from '@japa/runner'
 import { assertError } from '#tests/helpers/envelope'
 import db from '@adonisjs/lucid/services/db'
-import { signBody } from '#services/credentials'
-import { epochSeconds } from '#services/clock'
+import { signBody } from '#merchants/credentials'
+import { epochSeconds } from '#core/clock'
 import { rawRequest } from '#tests/helpers/http'
-import { authBody, createTestMerchant, resetDatabase, signedPost } from '#tests/helpers/merchants'
-import { addToWhitelist } from '#services/ip_whitelist'
+import {
+  TEST_ACTOR,
+  authBody,
+  createTestMerchant,
+  resetDatabase,
+  signedPost,
+  type TestMerchant,
+} from '#tests/helpers/merchants'
+import { editIpWhitelist } from '#merchants/actions/edit_ip_whitelist'
+
+function allowSources(who: TestMerchant, ...cidrs: string[]) {
+  return editIpWhitelist({ merchant_id: who.merchantId, add: cidrs }, TEST_ACTOR)
+}
 
 test.group('merchant authentication: the spec error table', (group) => {
   group.each.setup(() => resetDatabase())
@@ -123,7 +134,7 @@ test.group('merchant authentication: the spec error table', (group) => {
 
   test('403 ip-not-whitelisted when the source IP is not listed', async ({ assert }) => {
     const who = await createTestMerchant()
-    await addToWhitelist(who.merchant, '198.51.100.0/24', 'test')
+    await allowSources(who, '198.51.100.0/24')
     const response = await signedPost('/balance', who, authBody(who), { localAddress: '127.0.0.2' })
     assertError(assert, response, 403, 'ip-not-whitelisted')
     assert.include(response.json.message, '127.0.0.2')
@@ -269,8 +280,7 @@ test.group('merchant authentication: IP whitelist and proxies', (group) => {
       (await signedPost('/balance', who, authBody(who), { localAddress: '127.0.0.3' })).status,
       200
     )
-    await addToWhitelist(who.merchant, '127.0.0.2', 'test')
-    await addToWhitelist(who.merchant, '127.0.1.0/24', 'test')
+    await allowSources(who, '127.0.0.2', '127.0.1.0/24')
     assert.equal(
       (await signedPost('/balance', who, authBody(who), { localAddress: '127.0.0.2' })).status,
       200
@@ -289,7 +299,7 @@ test.group('merchant authentication: IP whitelist and proxies', (group) => {
 
   test('X-Forwarded-For is believed from a trusted proxy only', async ({ assert }) => {
     const who = await createTestMerchant()
-    await addToWhitelist(who.merchant, '203.0.113.9', 'test')
+    await allowSources(who, '203.0.113.9')
 
     // 127.0.0.1 is the trusted proxy in the test configuration.
     const viaProxy = await signedPost('/balance', who, authBody(who), {

@@ -2,19 +2,22 @@ import { test } from '@japa/runner'
 import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#models/payment_order'
-import PayoutOrder from '#models/payout_order'
-import CallbackOutbox from '#models/callback_outbox'
-import CallbackAttempt from '#models/callback_attempt'
-import { expirePayment } from '#deposits/expire_payment'
-import { completePayout } from '#payouts/complete_payout'
-import { writePaymentCallback } from '#services/callback_outbox'
-import { signBody } from '#services/credentials'
+import PaymentOrder from '#payments/models/payment_order'
+import PayoutOrder from '#payouts/models/payout_order'
+import CallbackOutbox from '#callbacks/models/callback_outbox'
+import CallbackAttempt from '#callbacks/models/callback_attempt'
+import { expirePayment } from '#payments/actions/expire_payment'
+import { completePayout } from '#payouts/actions/complete_payout'
+import { writePaymentCallback } from '#callbacks/outbox'
+import { signBody } from '#merchants/credentials'
 import { callbackJobId, dispatchPendingCallbacks } from '#callbacks/enqueue'
+import { resendCallback } from '#callbacks/actions/resend_callback'
+import AuditLog from '#core/audit_log'
+import { ActionError } from '#core/validation'
 import { deliverCallback } from '#callbacks/delivery'
 import { configureCallbacks } from '#callbacks/settings'
 import { isForbiddenAddress, PRIVATE_TARGET_ERROR } from '#callbacks/target_guard'
-import { dispatch, queue } from '#queue/queue_manager'
+import { dispatch, queue } from '#core/queue/queue_manager'
 import { startTestWorker, until } from '#tests/helpers/worker'
 import { startCallbackReceiver, type CallbackReceiver } from '#tests/helpers/callback_receiver'
 import {
@@ -405,6 +408,70 @@ test.group('merchant callbacks', (group) => {
     const unknown = await ace('callbacks:resend', 'XXXPNOSUCHORDER000000000')
     assert.equal(unknown.code, 1)
     assert.include(unknown.output, 'No callback')
+  })
+
+  test('callbacks:resend: the audit row holds each row before and after and commits with the new series', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    receiver.trust(who.merchantId, who.secret)
+    await createDepositAccount()
+    const { order, row } = await expiredPayment(who, 'CB12', receiver.url())
+    assert.equal(await settledState(row), 'delivered')
+
+    const missing = await resendCallback({ platform_order_id: '' }, { name: 'test' }).catch(
+      (error) => error
+    )
+    assert.instanceOf(missing, ActionError)
+    assert.deepEqual(missing.errors, [
+      { field: 'platform_order_id', message: 'platform_order_id is required' },
+    ])
+    const unknown = await resendCallback(
+      { platform_order_id: 'XXXPNOSUCHORDER000000000' },
+      { name: 'test' }
+    ).catch((error) => error)
+    assert.instanceOf(unknown, ActionError)
+    assert.isTrue(unknown.notFound)
+    const cli = await ace('callbacks:resend', 'XXXPNOSUCHORDER000000000')
+    assert.equal(cli.code, 1, cli.output)
+    assert.include(cli.output, unknown.errors[0].message)
+
+    // The audit row cannot be stored (request_id is at most 128 characters): the row keeps its series.
+    await assert.rejects(() =>
+      resendCallback(
+        { platform_order_id: order.platformOrderId },
+        { name: 'test', requestId: 'r'.repeat(200) }
+      )
+    )
+    await row.refresh()
+    assert.equal(row.state, 'delivered')
+    assert.equal(row.series, 0)
+    assert.lengthOf(await AuditLog.query().where('action', 'callback.resend'), 0)
+
+    const operator = { name: 'operator:ops@example.test', operatorId: 3, requestId: 'req-9' }
+    const resent = await resendCallback(
+      { platform_order_id: ` ${order.platformOrderId} ` },
+      operator
+    )
+    assert.deepEqual(resent, [
+      {
+        outboxId: row.id,
+        status: 'FAIL',
+        previousState: 'delivered',
+        series: 1,
+        jobId: callbackJobId(row.id, 1),
+        queued: true,
+      },
+    ])
+    const [audit] = await AuditLog.query().where('action', 'callback.resend')
+    assert.equal(audit.actor, operator.name)
+    assert.equal(audit.operatorId, 3)
+    assert.equal(audit.requestId, 'req-9')
+    assert.deepEqual([audit.subjectType, audit.subjectId], ['payment', order.platformOrderId])
+    assert.deepEqual(audit.beforeValues, { FAIL: { state: 'delivered', series: 0, attempts: 1 } })
+    assert.deepEqual(audit.afterValues, { FAIL: { state: 'pending', series: 1, attempts: 0 } })
+    assert.equal(await settledState(row), 'delivered')
+    assert.equal(row.series, 1)
   })
 
   test('dispatchPendingCallbacks enqueues pending rows whose job was lost or never added', async ({

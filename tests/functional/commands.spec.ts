@@ -1,8 +1,8 @@
 import { test } from '@japa/runner'
 import { ace } from '#tests/helpers/ace'
-import Merchant from '#models/merchant'
+import Merchant from '#merchants/models/merchant'
 import { authBody, resetDatabase, signedPost } from '#tests/helpers/merchants'
-import { whitelistFor } from '#services/ip_whitelist'
+import { whitelistFor } from '#merchants/ip_whitelist'
 
 /** Runs a real `node ace` process against the test database, as an operator would. */
 

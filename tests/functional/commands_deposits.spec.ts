@@ -2,12 +2,16 @@ import { test } from '@japa/runner'
 import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import AuditLog from '#models/audit_log'
-import DepositAccount from '#models/deposit_account'
-import Merchant from '#models/merchant'
-import Platform from '#models/platform'
-import { describePromptPay } from '#deposits/promptpay_qr'
+import AuditLog from '#core/audit_log'
+import DepositAccount from '#payments/models/deposit_account'
+import Merchant from '#merchants/models/merchant'
+import Platform from '#merchants/models/platform'
+import { describePromptPay } from '#payments/promptpay_qr'
 import { authBody, resetDatabase, signedPost, type TestMerchant } from '#tests/helpers/merchants'
+import { refusal } from '#tests/helpers/actions'
+import { cliActor } from '#core/actor'
+import { createDepositAccount as createDepositAccountAction } from '#payments/actions/create_deposit_account'
+import { updateDepositAccount as updateDepositAccountAction } from '#payments/actions/update_deposit_account'
 
 /** Runs a real `node ace` process against the test database, as an operator would. */
 
@@ -28,6 +32,16 @@ const QR_ACCOUNT = [
   '--account-name=Shop Co., Ltd.',
   '--promptpay-id=081-234-5678',
 ]
+
+/** QR_ACCOUNT as the actions' input. */
+const QR_FIELDS = {
+  deposit_group: 'shop-pool',
+  channel: 'qr',
+  bank: 'KBANK',
+  account_no: '123-4-56789-0',
+  account_name: 'Shop Co., Ltd.',
+  promptpay_id: '081-234-5678',
+}
 
 test.group('deposit-account commands', (group) => {
   group.each.setup(() => resetDatabase())
@@ -130,13 +144,23 @@ test.group('deposit-account commands', (group) => {
     assert.include(table.stdout, '1234567890')
     assert.include(table.stdout, 'biller 010555012345678')
     assert.include(table.stdout, 'hour 10000.00 THB')
+    const withUsage = await ace('deposit-account:list', '--group=shop-pool', '--usage', '--json')
+    assert.equal(withUsage.code, 0, withUsage.output)
+    assert.deepEqual(lastJson(withUsage)[0].usage, {
+      hour: { count: 0, count_limit: null, amount: '0.00', amount_limit: '10000.00' },
+      day: { count: 0, count_limit: null, amount: '0.00', amount_limit: '200000.50' },
+      slots: null,
+      maintenance_until: null,
+    })
+    const usageTable = await ace('deposit-account:list', '--usage')
+    assert.include(usageTable.stdout, 'hour 0 orders, 0.00/10000.00 THB')
     const none = await ace('deposit-account:list', '--group=nobody')
     assert.include(none.output, 'No deposit accounts in group nobody')
 
     const audits = await AuditLog.query()
       .where('subject_type', 'deposit_account')
       .orderBy('id')
-      .select('action', 'actor', 'subject_id', 'details')
+      .select('action', 'actor', 'subject_id', 'before_values', 'after_values')
     assert.deepEqual(
       audits.map((entry) => [entry.action, entry.subjectId]),
       [
@@ -147,9 +171,8 @@ test.group('deposit-account commands', (group) => {
       ]
     )
     for (const entry of audits) assert.match(entry.actor, /^cli:/)
-    const details =
-      typeof audits[2].details === 'string' ? JSON.parse(audits[2].details) : audits[2].details
-    assert.deepEqual(details!.max_amount, { from: 5_000_000, to: null })
+    assert.deepInclude(audits[2].beforeValues, { max_amount: '50000.00', active: true })
+    assert.deepInclude(audits[2].afterValues, { max_amount: null, active: false })
   })
 
   test('bad input exits non-zero with a clear message and writes nothing', async ({ assert }) => {
@@ -163,20 +186,26 @@ test.group('deposit-account commands', (group) => {
         ...extra,
       ].filter(Boolean)
     const cases: Array<[string[], string]> = [
-      [flagsFor('qr', 'KBANKX', '--promptpay-id=0812345678'), 'unknown bank "KBANKX"'],
-      [flagsFor('qr', 'KBANK'), '--channel qr needs --promptpay-id'],
-      [flagsFor('qr', 'KBANK', '--promptpay-id=12345'), 'is not a mobile number'],
-      [flagsFor('qr', 'KBANK', '--biller-id=0105550123'), '--biller-id must be exactly 15 digits'],
-      [flagsFor('external', 'KTB'), '--channel external needs --provider'],
+      [
+        flagsFor('qr', 'KBANKX', '--promptpay-id=0812345678'),
+        'bank must be a bank code of the merchant API (e.g. KBANK, SCB), not "KBANKX"',
+      ],
+      [flagsFor('qr', 'KBANK'), 'a qr account needs promptpay_id'],
+      [flagsFor('qr', 'KBANK', '--promptpay-id=12345'), 'promptpay_id must be a mobile number'],
+      [flagsFor('qr', 'KBANK', '--biller-id=0105550123'), 'biller_id must be exactly 15 digits'],
+      [flagsFor('external', 'KTB'), 'an external account needs provider'],
       [flagsFor('external', 'KTB', '--provider=acme'), '"acme" is not a known deposit provider'],
       [
         flagsFor('transfer', 'SCB', '--promptpay-id=0812345678'),
-        'belong to --channel qr accounts only',
+        'promptpay_id belongs to qr accounts only',
       ],
-      [flagsFor('transfer', 'SCB', '--min=500', '--max=100'), '--min 500.00 is above --max 100.00'],
-      [flagsFor('transfer', 'SCB', '--min=20.001'), '--min must be a positive THB amount'],
-      [flagsFor('cash', 'SCB'), '--channel must be one of qr, transfer, external'],
-      [flagsFor('transfer', 'SCB', '--account-no=12'), '--account-no must be 10 to 15 digits'],
+      [
+        flagsFor('transfer', 'SCB', '--min=500', '--max=100'),
+        'min_amount 500.00 is above max_amount 100.00',
+      ],
+      [flagsFor('transfer', 'SCB', '--min=20.001'), 'min_amount must be a positive THB amount'],
+      [flagsFor('cash', 'SCB'), 'channel must be one of qr, transfer, external'],
+      [flagsFor('transfer', 'SCB', '--account-no=12'), 'account_no must be 10 to 15 digits'],
     ]
     const results = await Promise.all(cases.map(([args]) => ace('deposit-account:create', ...args)))
     results.forEach((result, index) => {
@@ -198,6 +227,24 @@ test.group('deposit-account commands', (group) => {
     assert.notEqual(twice.code, 0)
     assert.include(twice.output, 'can be in the pool only once')
 
+    // Nor one PromptPay id: two merchants' orders would get identical QR codes.
+    const samePromptPay = await ace(
+      'deposit-account:create',
+      '--group=other',
+      '--channel=qr',
+      '--bank=SCB',
+      '--account-no=4029876543',
+      '--account-name=Other Shop',
+      '--promptpay-id=+66 81 234 5678'
+    )
+    assert.equal(samePromptPay.code, 1, samePromptPay.output)
+    assert.include(
+      samePromptPay.output,
+      'promptpay_id 0812345678 is already used by deposit account'
+    )
+    assert.include(samePromptPay.output, 'can be in the pool only once')
+    assert.equal(await depositAccountCount(), 1)
+
     const [id] = (await DepositAccount.all()).map((account) => account.id)
     const [unknown, badLimit, toTransfer] = await Promise.all([
       ace('deposit-account:update', '999999', '--priority=1'),
@@ -205,14 +252,136 @@ test.group('deposit-account commands', (group) => {
       ace('deposit-account:update', String(id), '--channel=external'),
     ])
     assert.notEqual(unknown.code, 0)
-    assert.include(unknown.output, 'No deposit account with id 999999')
+    assert.include(unknown.output, 'no deposit account with id 999999')
     assert.notEqual(badLimit.code, 0)
-    assert.include(badLimit.output, '--daily-count must be a whole number')
+    assert.include(badLimit.output, 'daily_count_limit must be a whole number')
     assert.notEqual(toTransfer.code, 0)
-    assert.include(toTransfer.output, '--channel external needs --provider')
+    assert.include(toTransfer.output, 'an external account needs provider')
     const account = await DepositAccount.findOrFail(id)
     assert.equal(account.channel, 'qr')
     assert.isNull(account.dailyCountLimit)
+  })
+
+  test('the commands print the messages of the actions they adapt', async ({ assert }) => {
+    const fields = {
+      deposit_group: 'shop-pool',
+      channel: 'qr',
+      bank: 'KBANKX',
+      account_no: '12',
+      account_name: 'Shop',
+      max_amount: 'lots',
+      hourly_count_limit: '0',
+    }
+    const expected = await refusal(createDepositAccountAction(fields, cliActor()))
+    assert.lengthOf(expected.errors, 4)
+    const printed = await ace(
+      'deposit-account:create',
+      '--group=shop-pool',
+      '--channel=qr',
+      '--bank=KBANKX',
+      '--account-no=12',
+      '--account-name=Shop',
+      '--max=lots',
+      '--hourly-count=0'
+    )
+    assert.equal(printed.code, 1, printed.output)
+    for (const { message } of expected.errors) assert.include(printed.output, message)
+
+    const created = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
+    const update = await refusal(
+      updateDepositAccountAction(
+        { id: created.id, min_amount: '600', max_amount: '500' },
+        cliActor()
+      )
+    )
+    const updated = await ace(
+      'deposit-account:update',
+      String(created.id),
+      '--min=600',
+      '--max=500'
+    )
+    assert.equal(updated.code, 1, updated.output)
+    assert.include(updated.output, update.errors[0].message)
+    assert.equal(await depositAccountCount(), 1)
+  })
+
+  test('deposit-account:maintenance schedules, lists and cancels windows, audited', async ({
+    assert,
+  }) => {
+    const account = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
+    const inTwoHours = DateTime.now().setZone('Asia/Bangkok').plus({ hours: 2 })
+    const scheduled = await ace(
+      'deposit-account:maintenance',
+      'schedule',
+      `--account=${account.id}`,
+      `--to=${inTwoHours.toFormat('yyyy-LL-dd HH:mm')}`,
+      '--reason=KBANK app upgrade',
+      '--json'
+    )
+    assert.equal(scheduled.code, 0, scheduled.output)
+    const window = lastJson(scheduled)
+    assert.deepInclude(window, {
+      deposit_account_id: account.id,
+      bank: null,
+      to: `${inTwoHours.toFormat('yyyy-LL-dd HH:mm')}:00`,
+      reason: 'KBANK app upgrade',
+      status: 'in_effect',
+    })
+    const byBank = await ace(
+      'deposit-account:maintenance',
+      'schedule',
+      '--bank=scb',
+      '--from=2099-01-01 01:00',
+      '--to=2099-01-01 03:00',
+      '--reason=SCB maintenance'
+    )
+    assert.equal(byBank.code, 0, byBank.output)
+    assert.include(byBank.output, 'every SCB account out of selection from 2099-01-01 01:00:00')
+
+    const listed = await ace('deposit-account:maintenance', 'list', '--json')
+    assert.deepEqual(
+      lastJson(listed).map((row: any) => [row.status, row.bank]),
+      [
+        ['in_effect', null],
+        ['scheduled', 'SCB'],
+      ]
+    )
+    const table = await ace('deposit-account:maintenance', 'list')
+    assert.include(table.stdout, `deposit account ${account.id}`)
+    assert.include(table.stdout, 'every SCB account')
+
+    const cancelled = await ace(
+      'deposit-account:maintenance',
+      'cancel',
+      String(window.id),
+      '--comment=done early'
+    )
+    assert.equal(cancelled.code, 0, cancelled.output)
+    assert.include(cancelled.output, `Maintenance window ${window.id} cancelled`)
+    const again = await ace('deposit-account:maintenance', 'cancel', String(window.id))
+    assert.equal(again.code, 1)
+    assert.include(again.output, `maintenance window ${window.id} is already cancelled`)
+
+    const past = await ace(
+      'deposit-account:maintenance',
+      'schedule',
+      '--bank=KBANK',
+      '--from=2020-01-01 00:00',
+      '--to=2020-01-01 01:00',
+      '--reason=r'
+    )
+    assert.equal(past.code, 1)
+    assert.include(past.output, 'to is in the past: the window would take nothing out')
+    const unknown = await ace('deposit-account:maintenance', 'postpone')
+    assert.equal(unknown.code, 1)
+    assert.include(unknown.output, 'operation must be one of schedule, cancel, list')
+
+    const audits = await AuditLog.query().where('subject_type', 'maintenance_window').orderBy('id')
+    assert.deepEqual(
+      audits.map((entry) => entry.action),
+      ['maintenance_window.schedule', 'maintenance_window.schedule', 'maintenance_window.cancel']
+    )
+    for (const entry of audits) assert.match(entry.actor, /^cli:/)
   })
 })
 
@@ -248,8 +417,10 @@ test.group('merchant:configure and platform:configure', (group) => {
     const printed = lastJson(configured)
     assert.equal(printed.deposit_group, 'shop-pool')
     assert.equal(printed.order_ttl_seconds, 600)
-    assert.equal(printed.payments, 'off')
+    assert.isFalse(printed.payment_enabled)
     assert.equal(printed.status, 'suspended')
+    assert.equal(printed.withdraw_fee_flat, '10.00')
+    assert.equal(printed.platform, 'shop')
     assert.include(printed.warnings.join(' '), 'no active deposit account')
 
     let merchant = await Merchant.findByOrFail('merchant_id', merchantId)
@@ -283,19 +454,27 @@ test.group('merchant:configure and platform:configure', (group) => {
     ])
     for (const result of [shortTtl, longTtl]) {
       assert.notEqual(result.code, 0)
-      assert.include(result.output, '--order-ttl must be a whole number from 60 to 86400')
+      assert.include(result.output, 'order_ttl_seconds must be a whole number from 60 to 86400')
     }
     assert.notEqual(badSwitch.code, 0)
-    assert.include(badSwitch.output, '--payments must be on or off')
+    assert.include(badSwitch.output, 'payment_enabled must be on or off')
+    assert.include(badStatus.output, 'status must be active or suspended')
     assert.notEqual(badStatus.code, 0)
     assert.notEqual(unknown.code, 0)
     assert.include(unknown.output, 'No merchant with merchant_id NOSUCH1')
     merchant = await Merchant.findByOrFail('merchant_id', merchantId)
     assert.equal(merchant.orderTtlSeconds, 600)
 
-    const audits = await AuditLog.query().where('action', 'merchant.configure')
+    const audits = await AuditLog.query().where('action', 'merchant.configure').orderBy('id')
     assert.lengthOf(audits, 2)
     assert.equal(audits[0].subjectId, merchantId)
+    assert.match(audits[0].actor, /^cli:/)
+    assert.deepInclude(audits[0].afterValues!, { order_ttl_seconds: 600, status: 'suspended' })
+    assert.deepEqual(audits[1].beforeValues, {
+      status: 'suspended',
+      deposit_group: 'shop-pool',
+      payment_enabled: false,
+    })
   })
 
   test('platform:configure sets the killswitch, hours and payment page domain', async ({
@@ -313,7 +492,7 @@ test.group('merchant:configure and platform:configure', (group) => {
     )
     assert.equal(configured.code, 0, configured.output)
     assert.deepInclude(lastJson(configured), {
-      deposits: 'off',
+      deposit_enabled: false,
       deposit_hours: '22:00-06:00',
       settlement_hours: '09:00-17:30',
       payment_page_domain: 'pay.other.test',
@@ -350,10 +529,12 @@ test.group('merchant:configure and platform:configure', (group) => {
       ace('platform:configure', 'nope', '--deposits=off'),
     ])
     for (const result of bad) assert.notEqual(result.code, 0, result.output)
-    assert.include(bad[0].output, '--deposit-hours must be HH:mm-HH:mm')
-    assert.include(bad[1].output, '--deposit-hours must be HH:mm-HH:mm')
+    assert.include(bad[0].output, 'deposit_hours must be HH:mm-HH:mm')
+    assert.include(bad[1].output, 'deposit_hours must be HH:mm-HH:mm')
     assert.include(bad[2].output, 'use "always"')
-    assert.include(bad[5].output, 'Platform "nope" does not exist')
+    assert.include(bad[3].output, 'deposit_enabled must be on or off')
+    assert.include(bad[4].output, 'payment_page_domain must be a host name')
+    assert.include(bad[5].output, 'no platform "nope"')
     platform = await Platform.findByOrFail('code', 'shop')
     assert.isTrue(platform.depositEnabled)
     assert.isNull(platform.depositOpenFrom)

@@ -4,11 +4,14 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import db from '@adonisjs/lucid/services/db'
-import AuditLog from '#models/audit_log'
-import PayoutOrder from '#models/payout_order'
+import AuditLog from '#core/audit_log'
+import PayoutOrder from '#payouts/models/payout_order'
 import { verifyLedger } from '#ledger/verify'
-import { completePayout } from '#payouts/complete_payout'
-import { dispatchPayout } from '#payouts/dispatch_payout'
+import { completePayout } from '#payouts/actions/complete_payout'
+import { dispatchPayout } from '#payouts/actions/dispatch_payout'
+import { exportBulkFile } from '#payouts/actions/export_bulk_file'
+import { orderTimeline } from '#core/order_events'
+import { ActionError } from '#core/validation'
 import {
   authBody,
   createPayoutMerchant,
@@ -81,14 +84,19 @@ test.group('payout operator commands', (group) => {
 
     const audits = await AuditLog.query()
       .where('subject_id', id)
-      .whereIn('action', ['merchant.settlement_account.add', 'merchant.settlement_account.remove'])
+      .where('action', 'merchant.settlement_accounts.edit')
       .orderBy('id')
     assert.deepEqual(
-      audits.map((audit) => [audit.action, audit.details]),
+      audits.map((audit) => [audit.beforeValues, audit.afterValues]),
       [
-        ['merchant.settlement_account.add', { bank: 'KBANK', account_no: '1234567890' }],
-        ['merchant.settlement_account.add', { bank: 'SCB', account_no: '1112223334' }],
-        ['merchant.settlement_account.remove', { bank: 'SCB', account_no: '1112223334' }],
+        [
+          { settlement_accounts: [] },
+          { settlement_accounts: ['KBANK:1234567890', 'SCB:1112223334'] },
+        ],
+        [
+          { settlement_accounts: ['KBANK:1234567890', 'SCB:1112223334'] },
+          { settlement_accounts: ['KBANK:1234567890'] },
+        ],
       ]
     )
     assert.isTrue(audits.every((audit) => audit.actor.startsWith('cli:')))
@@ -191,9 +199,34 @@ test.group('payout operator commands', (group) => {
       unsettle_balance: 0,
     })
 
+    const invalid = await exportBulkFile({ directory: '', bank: 'NOPE' }, { name: 'test' }).catch(
+      (error) => error
+    )
+    assert.instanceOf(invalid, ActionError)
+    assert.deepEqual(invalid.errors, [
+      { field: 'directory', message: 'directory is required' },
+      {
+        field: 'bank',
+        message:
+          'bank must be one of: BAAC, BAY, BBL, CIMB, CITI, GHB, GSB, KBANK, KK, KTB, LH, SC, SCB, SCIB, TISCO, TTB, UOB',
+      },
+    ])
     const unknownBank = await ace('payouts:export', `--out=${directory}`, '--bank=NOPE', '--json')
     assert.equal(unknownBank.code, 1, unknownBank.output)
+    assert.include(unknownBank.output, invalid.errors[1].message)
     assert.deepEqual(await readdir(directory), [])
+
+    // The batch's audit row cannot be stored (request_id is at most 128
+    // characters): no order moves and no file is left behind.
+    await assert.rejects(() =>
+      exportBulkFile({ directory }, { name: 'test', requestId: 'r'.repeat(200) })
+    )
+    assert.deepEqual(await readdir(directory), [])
+    for (const order of orders) {
+      assert.equal((await order.refresh()).status, 'queue')
+      assert.isNull(order.batchId)
+    }
+    assert.lengthOf(await AuditLog.query().where('action', 'payouts.export'), 0)
 
     const exported = await ace('payouts:export', `--out=${directory}`, '--json')
     assert.equal(exported.code, 0, exported.output)
@@ -247,7 +280,22 @@ test.group('payout operator commands', (group) => {
       assert.equal(order.holdState, 'held')
     }
     const audit = await AuditLog.query().where('action', 'payouts.export').firstOrFail()
+    assert.equal(audit.subjectType, 'payout_batch')
     assert.equal(audit.subjectId, result.batchId)
+    assert.match(audit.actor, /^cli:/)
+    assert.deepEqual(audit.details, {
+      bank: null,
+      orders: 3,
+      files: [
+        { file: `${result.batchId}-KBANK.csv`, bank: 'KBANK', orders: 2, total: '1600.40' },
+        { file: `${result.batchId}-SCB.csv`, bank: 'SCB', orders: 1, total: '250.00' },
+      ],
+    })
+    // Each order's timeline: exported by the operator.
+    const exportedEvent = (await orderTimeline('withdraw', first.id)).at(-1)!
+    assert.equal(exportedEvent.toStatus, 'pending')
+    assert.equal(exportedEvent.actor, audit.actor)
+    assert.equal(exportedEvent.reason, `bulk file ${result.batchId}-KBANK.csv`)
 
     // Exported orders are not exported again.
     const again = await ace('payouts:export', `--out=${directory}`, '--json')
@@ -280,7 +328,7 @@ test.group('payout operator commands', (group) => {
 
     const unknown = await ace('merchant:configure', who.merchantId, '--payout-route=nosuch')
     assert.equal(unknown.code, 1, unknown.output)
-    assert.include(unknown.output, 'payout route: one of sandbox, bulk_file')
+    assert.include(unknown.output, 'payout_route must be one of: sandbox, bulk_file')
     await who.merchant.refresh()
     assert.equal(who.merchant.payoutRoute, 'sandbox')
 
@@ -322,14 +370,18 @@ test.group('ledger:verify and settlement accounts: edge cases', (group) => {
   test('removing a settlement account that is not registered is an error, not an audit entry', async ({
     assert,
   }) => {
-    const { removeSettlementAccount } = await import('#payouts/settlement_accounts')
+    const { editSettlementAccounts } = await import('#merchants/actions/edit_settlement_accounts')
     const who = await createPayoutMerchant()
     await assert.rejects(
-      () => removeSettlementAccount(who.merchant, 'KBANK:1234567890', 'test'),
+      () =>
+        editSettlementAccounts(
+          { merchant_id: who.merchantId, remove: ['KBANK:1234567890'] },
+          { name: 'test' }
+        ),
       /not a registered/
     )
     assert.lengthOf(
-      await db.from('audit_logs').where('action', 'merchant.settlement_account.remove'),
+      await db.from('audit_logs').where('action', 'merchant.settlement_accounts.edit'),
       0
     )
   })

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import { signBody } from '#services/credentials'
+import { signBody } from '#merchants/credentials'
 import { rawRequest } from '#tests/helpers/http'
 import { authBody, createTestMerchant, resetDatabase, signedPost } from '#tests/helpers/merchants'
 import gateway from '#config/gateway'

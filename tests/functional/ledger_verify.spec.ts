@@ -2,13 +2,13 @@ import { test } from '@japa/runner'
 import { ace } from '#tests/helpers/ace'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PayoutOrder, { type HoldState, type PayoutKind } from '#models/payout_order'
+import PayoutOrder, { type HoldState, type PayoutKind } from '#payouts/models/payout_order'
 import type { PayoutStatus } from '#payouts/payout_state'
 import { verifyLedger } from '#ledger/verify'
 import { readMerchantBalance } from '#ledger/ledger'
-import { completePayout, releasePayoutHold } from '#payouts/complete_payout'
-import { dispatchPayout } from '#payouts/dispatch_payout'
-import { formatAmount } from '#services/money'
+import { completePayout, releasePayoutHold } from '#payouts/actions/complete_payout'
+import { dispatchPayout } from '#payouts/actions/dispatch_payout'
+import { formatAmount } from '#core/money'
 import {
   authBody,
   createPayoutMerchant,

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import { describePromptPay } from '#deposits/promptpay_qr'
+import { describePromptPay } from '#payments/promptpay_qr'
 import { startSecondGateway } from '#tests/helpers/second_process'
 import {
   authBody,

@@ -2,9 +2,9 @@ import { test } from '@japa/runner'
 import { assertError } from '#tests/helpers/envelope'
 import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
-import Platform from '#models/platform'
-import PaymentOrder from '#models/payment_order'
-import { describePromptPay } from '#deposits/promptpay_qr'
+import Platform from '#merchants/models/platform'
+import PaymentOrder from '#payments/models/payment_order'
+import { describePromptPay } from '#payments/promptpay_qr'
 import {
   authBody,
   createDepositAccount,

@@ -2,10 +2,10 @@ import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import { Worker } from 'bullmq'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#models/payment_order'
-import { expirePayment, sweepExpiredPayments } from '#deposits/expire_payment'
-import { bullConnection, queue, queuePrefix } from '#queue/queue_manager'
-import { HANDLERS } from '#queue/handlers'
+import PaymentOrder from '#payments/models/payment_order'
+import { expirePayment, sweepExpiredPayments } from '#payments/actions/expire_payment'
+import { bullConnection, queue, queuePrefix } from '#core/queue/queue_manager'
+import { HANDLERS } from '#core/queue/handlers'
 import {
   authBody,
   createDepositAccount,

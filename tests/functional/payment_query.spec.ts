@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
-import PaymentOrder from '#models/payment_order'
+import PaymentOrder from '#payments/models/payment_order'
 import {
   authBody,
   createDepositAccount,

@@ -1,11 +1,11 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PayoutOrder from '#models/payout_order'
-import Merchant from '#models/merchant'
-import { completePayout } from '#payouts/complete_payout'
-import { dispatchPayout } from '#payouts/dispatch_payout'
-import { dispatch, queue } from '#queue/queue_manager'
+import PayoutOrder from '#payouts/models/payout_order'
+import Merchant from '#merchants/models/merchant'
+import { completePayout } from '#payouts/actions/complete_payout'
+import { dispatchPayout } from '#payouts/actions/dispatch_payout'
+import { dispatch, queue } from '#core/queue/queue_manager'
 import { startTestWorker, until } from '#tests/helpers/worker'
 import {
   authBody,

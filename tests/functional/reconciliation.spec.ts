@@ -1,20 +1,27 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#models/payment_order'
-import PayoutOrder from '#models/payout_order'
-import type DepositAccount from '#models/deposit_account'
-import { importStatement } from '#reconciliation/import_statement'
-import { settleDuePayments } from '#reconciliation/settle_payments'
-import { slipMiniQrPayload } from '#reconciliation/sandbox_bank'
-import { dispatchPayout } from '#payouts/dispatch_payout'
-import { exportBulkPayouts } from '#payouts/bulk_export'
+import PaymentOrder from '#payments/models/payment_order'
+import PayoutOrder from '#payouts/models/payout_order'
+import type DepositAccount from '#payments/models/deposit_account'
+import { importStatement } from '#reconciliation/actions/import_statement'
+import { settleDuePayments, settlePayments } from '#payments/actions/settle_payment'
+import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
+import { buildSlipMiniQr } from '#slips/mini_qr'
+import { dispatchPayout } from '#payouts/actions/dispatch_payout'
+import { exportBulkFile } from '#payouts/actions/export_bulk_file'
 import { verifyLedger } from '#ledger/verify'
+import { orderTimeline } from '#core/order_events'
+import { formatAmount } from '#core/money'
+import { ActionError } from '#core/validation'
 import { decodeQr } from '#tests/helpers/qr_decode'
+import { ace, lastJsonLine } from '#tests/helpers/ace'
 import {
   authBody,
   createDepositAccount,
@@ -64,6 +71,19 @@ function neutral(lines: Array<[Date | DateTime, 'credit' | 'debit', string, stri
   ].join('\n')
 }
 
+/** The import-statement action, as an operator named `actor` runs it. */
+function importFile(
+  account: DepositAccount,
+  fileName: string,
+  content: string,
+  options: { layout?: string; actor?: string } = {}
+) {
+  return importStatement(
+    { deposit_account_id: account.id, layout: options.layout, file_name: fileName, content },
+    { name: options.actor ?? 'test' }
+  )
+}
+
 async function balance(who: TestMerchant) {
   return (await signedPost('/balance', who, authBody(who))).json.data
 }
@@ -83,7 +103,7 @@ test.group('statement import and matching', (group) => {
     const second = await createPayment(who, 'R2', '1000.00') // transfer_amount 1000.01
     const file = neutral([[new Date(), 'credit', '1,000.01', undefined, 'TRANSFER FROM SCB X7890']])
 
-    const summary = await importStatement(account, 'neutral', 'stmt.csv', file, 'test')
+    const summary = await importFile(account, 'stmt.csv', file)
     assert.deepEqual(summary.results, { matched: 1, unmatched: 0, late: 0, skipped: 0 })
     await second.refresh()
     await first.refresh()
@@ -110,7 +130,7 @@ test.group('statement import and matching', (group) => {
     assert.match(query.json.data.payment_datetime, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:00$/)
 
     // The same file again adds nothing.
-    const again = await importStatement(account, 'neutral', 'stmt.csv', file, 'test')
+    const again = await importFile(account, 'stmt.csv', file)
     assert.equal(again.newLines, 0)
     assert.lengthOf(await db.from('statement_lines'), 1)
     assert.deepEqual((await verifyLedger()).drifts, [])
@@ -135,18 +155,12 @@ test.group('statement import and matching', (group) => {
       [new Date(), 'credit', '499.99'], // another amount
       [DateTime.utc().minus({ hours: 2 }), 'credit', '500.00'], // before the order existed
     ])
-    const summary = await importStatement(account, 'neutral', 'a.csv', file, 'test')
+    const summary = await importFile(account, 'a.csv', file)
     assert.deepEqual(summary.results, { matched: 0, unmatched: 2, late: 0, skipped: 0 })
     assert.equal((await order.refresh()).status, 'open')
 
     await PaymentOrder.query().where('id', order.id).update({ status: 'error', slot_amount: null })
-    const late = await importStatement(
-      account,
-      'neutral',
-      'b.csv',
-      neutral([[new Date(), 'credit', '500.00']]),
-      'test'
-    )
+    const late = await importFile(account, 'b.csv', neutral([[new Date(), 'credit', '500.00']]))
     assert.deepEqual(late.results, { matched: 0, unmatched: 0, late: 1, skipped: 0 })
     const line = await db.from('statement_lines').where('status', 'late').firstOrFail()
     assert.equal(line.note, order.platformOrderId)
@@ -164,7 +178,7 @@ test.group('statement import and matching', (group) => {
       [now, 'credit', '300.00'],
       [now, 'credit', '300.00'],
     ])
-    const summary = await importStatement(account, 'neutral', 'c.csv', file, 'test')
+    const summary = await importFile(account, 'c.csv', file)
     assert.equal(summary.newLines, 2)
     assert.deepEqual(summary.results, { matched: 1, unmatched: 1, late: 0, skipped: 0 })
     assert.equal((await order.refresh()).status, 'unsettled_paid')
@@ -184,7 +198,7 @@ test.group('statement import and matching', (group) => {
       `${local.toFormat('dd-LL-yy')},${local.toFormat('HH:mm')},Payment Received,,250.00,"12,250.00",K PLUS,Ref1: ${order.paymentReference} Ref2:`,
       `${local.toFormat('dd-LL-yy')},${local.toFormat('HH:mm')},Transfer Withdrawal,"1,000.00",,"11,250.00",K PLUS,To X1234`,
     ].join('\r\n')
-    const summary = await importStatement(account, 'kbank', 'kbank.csv', file, 'test')
+    const summary = await importFile(account, 'kbank.csv', file, { layout: 'kbank' })
     assert.deepEqual(summary.results, { matched: 1, unmatched: 1, late: 0, skipped: 0 })
     assert.equal((await order.refresh()).status, 'unsettled_paid')
     const lines = await db.from('statement_lines').orderBy('id')
@@ -197,12 +211,9 @@ test.group('statement import and matching', (group) => {
     account = await createDepositAccount()
     const file =
       'date_time,direction,amount\n2026-11-21 10:00,credit,100.00\n2026-11-21 10:01,sideways,5.00\n'
+    await assert.rejects(() => importFile(account, 'bad.csv', file), /line 2: direction/)
     await assert.rejects(
-      () => importStatement(account, 'neutral', 'bad.csv', file, 'test'),
-      /line 2: direction/
-    )
-    await assert.rejects(
-      () => importStatement(account, 'neutral', 'bad.csv', 'date,amount\n1,2\n', 'test'),
+      () => importFile(account, 'bad.csv', 'date,amount\n1,2\n'),
       /missing column\(s\) date_time, direction/
     )
     assert.lengthOf(await db.from('statement_lines'), 0)
@@ -219,9 +230,9 @@ test.group('statement import and matching', (group) => {
       orders.map((order) => [now, 'credit', (order.transferAmount / 100).toFixed(2)])
     )
     const results = await Promise.all([
-      importStatement(account, 'neutral', 'x.csv', file, 'a'),
-      importStatement(account, 'neutral', 'x.csv', file, 'b'),
-      importStatement(account, 'neutral', 'x.csv', file, 'c'),
+      importFile(account, 'x.csv', file, { actor: 'a' }),
+      importFile(account, 'x.csv', file, { actor: 'b' }),
+      importFile(account, 'x.csv', file, { actor: 'c' }),
     ])
     assert.equal(
       results.reduce((sum, result) => sum + result.results.matched, 0),
@@ -241,13 +252,7 @@ test.group('statement import and matching', (group) => {
     const who = await createDepositMerchant({ paymentFeeRateBps: 100 })
     account = await createDepositAccount({ channel: 'qr' })
     const order = await createPayment(who, 'R1', '200.00')
-    await importStatement(
-      account,
-      'neutral',
-      's.csv',
-      neutral([[new Date(), 'credit', '200.00']]),
-      'test'
-    )
+    await importFile(account, 's.csv', neutral([[new Date(), 'credit', '200.00']]))
     assert.equal(await settleDuePayments(), 0, 'not due yet (30 minutes by default)')
     assert.equal(await settleDuePayments({ now: DateTime.utc().plus({ minutes: 31 }) }), 1)
     assert.equal((await order.refresh()).status, 'settled_paid')
@@ -276,12 +281,12 @@ test.group('statement import and matching', (group) => {
       ids.push(response.json.data.platform_order_id)
     }
     for (const order of await PayoutOrder.all()) await dispatchPayout(order.id)
-    await exportBulkPayouts(app.tmpPath('test-payouts'))
+    await exportBulkFile({ directory: app.tmpPath('test-payouts') }, { name: 'test' })
     const file = neutral([
       [new Date(), 'debit', '100.00', ids[0], 'BULK TRANSFER'],
       [new Date(), 'credit', '100.00', ids[1], 'RETURNED TRANSFER'],
     ])
-    const summary = await importStatement(account, 'neutral', 'p.csv', file, 'test')
+    const summary = await importFile(account, 'p.csv', file)
     assert.deepEqual(summary.results, { matched: 2, unmatched: 0, late: 0, skipped: 0 })
     const [first, second] = await Promise.all(
       ids.map((id) => PayoutOrder.findByOrFail('platform_order_id', id))
@@ -310,7 +315,7 @@ test.group('statement import and matching', (group) => {
     assert.equal(output.order_status, 'unsettled_paid')
     assert.equal((await order.refresh()).status, 'unsettled_paid')
     const decoded = await decodeQr(await readFile(output.slipPath))
-    assert.equal(decoded, slipMiniQrPayload('014', output.transRef))
+    assert.equal(decoded, buildSlipMiniQr('014', output.transRef))
     assert.match(decoded!, /^0041000600000101030140220/)
   })
 })
@@ -329,12 +334,10 @@ test.group('statement import: recovery and edge cases', (group) => {
     })
     const expired = await createPayment(who, 'L1', '120.00')
     await PaymentOrder.query().where('id', expired.id).update({ status: 'error' })
-    const late = await importStatement(
+    const late = await importFile(
       account,
-      'neutral',
       'l.csv',
-      neutral([[new Date(), 'credit', '120.00', expired.paymentReference!]]),
-      'test'
+      neutral([[new Date(), 'credit', '120.00', expired.paymentReference!]])
     )
     assert.deepEqual(late.results, { matched: 0, unmatched: 0, late: 1, skipped: 0 })
 
@@ -362,14 +365,284 @@ test.group('statement import: recovery and edge cases', (group) => {
       status: 'new',
       created_at: new Date(),
     })
-    const next = await importStatement(
-      account,
-      'neutral',
-      'next.csv',
-      neutral([[new Date(), 'credit', '1.00']]),
-      'test'
-    )
+    const next = await importFile(account, 'next.csv', neutral([[new Date(), 'credit', '1.00']]))
     assert.equal(next.results.matched, 1)
     assert.equal((await open.refresh()).status, 'unsettled_paid')
+  })
+})
+
+/** The ActionError an action throws (fails the test if it resolves or throws something else). */
+async function actionError(work: Promise<unknown>) {
+  const error = await work.then(
+    () => null,
+    (thrown) => thrown
+  )
+  if (!(error instanceof ActionError)) throw new Error(`expected an ActionError, got ${error}`)
+  return error
+}
+
+/** An operator whose audit row cannot be stored (request_id is at most 128 characters). */
+const UNAUDITABLE = { name: 'test', requestId: 'r'.repeat(200) }
+
+test.group('statement import, sandbox:pay and settle:run as operator actions', (group) => {
+  let directory: string
+  group.each.setup(async () => {
+    await resetDatabase()
+    directory = await mkdtemp(join(tmpdir(), 'gw-statements-'))
+    return () => rm(directory, { recursive: true, force: true })
+  })
+  group.each.timeout(60_000)
+
+  test('a credit paying an order that expired more than 7 days ago is late, not unmatched, through statements:import', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const order = await createPayment(who, 'OLD1', '300.00', '/payment/create-transfer')
+    const longAgo = DateTime.utc().minus({ days: 10 })
+    await PaymentOrder.query()
+      .where('id', order.id)
+      .update({
+        status: 'error',
+        slot_amount: null,
+        order_at: longAgo.toJSDate(),
+        expire_at: longAgo.plus({ minutes: 15 }).toJSDate(),
+      })
+    const path = join(directory, 'old-credit.csv')
+    await writeFile(path, neutral([[new Date(), 'credit', formatAmount(order.transferAmount)]]))
+
+    const result = await ace('statements:import', path, `--account=${account.id}`, '--json')
+    assert.equal(result.code, 0, result.output)
+    assert.deepEqual(lastJsonLine(result.stdout).results, {
+      matched: 0,
+      unmatched: 0,
+      late: 1,
+      skipped: 0,
+    })
+    const line = await db.from('statement_lines').firstOrFail()
+    assert.equal(line.status, 'late')
+    assert.equal(line.note, order.platformOrderId)
+    assert.equal((await order.refresh()).status, 'error')
+  })
+
+  test('lines no order can claim get the notes the matcher gives them', async ({ assert }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'qr' })
+    const order = await createPayment(who, 'N1', '100.00')
+    const summary = await importFile(
+      account,
+      'n.csv',
+      neutral([
+        [new Date(), 'debit', '50.00', undefined, 'FEE'],
+        [new Date(), 'credit', '77.00'],
+        [new Date(), 'credit', formatAmount(order.transferAmount)],
+      ])
+    )
+    assert.deepEqual(summary.results, { matched: 1, unmatched: 2, late: 0, skipped: 0 })
+    const lines = await db.from('statement_lines').orderBy('id')
+    assert.deepEqual(
+      lines.map((line) => [line.status, line.note]),
+      [
+        ['unmatched', 'debit without a payout reference'],
+        ['unmatched', 'no open order'],
+        ['matched', null],
+      ]
+    )
+  })
+
+  test('import: every field error names its field; nothing is written; the CLI shows the same messages', async ({
+    assert,
+  }) => {
+    const account = await createDepositAccount()
+    const invalid = await actionError(
+      importStatement(
+        { deposit_account_id: 'first', layout: 'csv', file_name: '', content: '' },
+        { name: 'test' }
+      )
+    )
+    assert.deepEqual(invalid.errors, [
+      { field: 'deposit_account_id', message: 'deposit_account_id must be a number' },
+      { field: 'layout', message: 'layout must be one of: neutral, kbank' },
+      { field: 'file_name', message: 'file_name is required' },
+      { field: 'content', message: 'content is required: the file is empty' },
+    ])
+
+    const malformed =
+      'date_time,direction,amount\n2026-11-21 10:00,credit,100.00\n2026-11-21 10:01,sideways,5.00\n'
+    const bad = await actionError(
+      importStatement(
+        { deposit_account_id: account.id, file_name: 'bad.csv', content: malformed },
+        { name: 'test' }
+      )
+    )
+    assert.deepEqual(bad.errors, [
+      { field: 'content', message: 'Nothing imported: line 2: direction must be credit or debit' },
+    ])
+    const unknown = await actionError(
+      importStatement(
+        {
+          deposit_account_id: account.id + 1000,
+          file_name: 'a.csv',
+          content: 'date_time,direction,amount\n',
+        },
+        { name: 'test' }
+      )
+    )
+    assert.isTrue(unknown.notFound)
+    assert.deepEqual(unknown.errors, [
+      { field: 'deposit_account_id', message: `No deposit account ${account.id + 1000}` },
+    ])
+
+    const badPath = join(directory, 'bad.csv')
+    await writeFile(badPath, malformed)
+    const cli = await ace('statements:import', badPath, `--account=${account.id}`)
+    assert.equal(cli.code, 1, cli.output)
+    assert.include(cli.output, bad.errors[0].message)
+    const layout = await ace(
+      'statements:import',
+      badPath,
+      `--account=${account.id}`,
+      '--layout=csv'
+    )
+    assert.equal(layout.code, 1, layout.output)
+    assert.include(layout.output, 'layout must be one of: neutral, kbank')
+    const emptyPath = join(directory, 'empty.csv')
+    await writeFile(emptyPath, 'date_time,direction,amount\n')
+    const noAccount = await ace('statements:import', emptyPath, `--account=${account.id + 1000}`)
+    assert.equal(noAccount.code, 1, noAccount.output)
+    assert.include(noAccount.output, unknown.errors[0].message)
+
+    assert.lengthOf(await db.from('statement_imports'), 0)
+    assert.lengthOf(await db.from('statement_lines'), 0)
+    assert.lengthOf(await db.from('audit_logs').where('action', 'statement.import'), 0)
+  })
+
+  test('import: the import row, its lines and its audit row commit together', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'qr' })
+    const order = await createPayment(who, 'A1', '100.00')
+    const content = neutral([
+      [new Date(), 'credit', formatAmount(order.transferAmount)],
+      [new Date(), 'credit', '5.00'],
+    ])
+    const input = { deposit_account_id: account.id, file_name: 'a.csv', content }
+
+    // The audit row cannot be stored: the import row and the lines roll back with it.
+    await assert.rejects(() => importStatement(input, UNAUDITABLE))
+    assert.lengthOf(await db.from('statement_imports'), 0)
+    assert.lengthOf(await db.from('statement_lines'), 0)
+    assert.lengthOf(await db.from('audit_logs').where('action', 'statement.import'), 0)
+    assert.equal((await order.refresh()).status, 'open')
+
+    const summary = await importStatement(input, { name: 'cli:somchai', requestId: 'req-1' })
+    assert.deepEqual(summary.results, { matched: 1, unmatched: 1, late: 0, skipped: 0 })
+    const audit = await db.from('audit_logs').where('action', 'statement.import').firstOrFail()
+    assert.equal(audit.actor, 'cli:somchai')
+    assert.equal(audit.request_id, 'req-1')
+    assert.equal(audit.subject_type, 'deposit_account')
+    assert.equal(audit.subject_id, String(account.id))
+    const details = audit.details
+    assert.deepInclude(details, {
+      import_id: summary.importId,
+      file: 'a.csv',
+      layout: 'neutral',
+      lines: 2,
+      new_lines: 2,
+    })
+    const imported = await db.from('statement_imports').where('id', summary.importId).firstOrFail()
+    assert.equal(imported.actor, 'cli:somchai')
+    assert.equal(imported.new_lines, 2)
+    assert.equal(details.file_sha256, imported.file_sha256)
+
+    // The same file again: an import with no new line, audited too.
+    const again = await importStatement(input, { name: 'cli:somchai' })
+    assert.equal(again.newLines, 0)
+    assert.lengthOf(await db.from('audit_logs').where('action', 'statement.import'), 2)
+  })
+
+  test('sandbox:pay: audited with the stored line; field errors; the CLI shows the same message', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    const order = await createPayment(who, 'SB2', '150.00')
+
+    const invalid = await actionError(
+      sandboxPay({ platform_order_id: '', amount: '1.234' }, { name: 'test' })
+    )
+    assert.deepEqual(invalid.errors, [
+      { field: 'platform_order_id', message: 'platform_order_id is required' },
+      {
+        field: 'amount',
+        message: 'amount must be a positive THB amount with at most 2 decimals (e.g. 20.00)',
+      },
+    ])
+    const cli = await ace('sandbox:pay', order.platformOrderId, '--amount=1.234')
+    assert.equal(cli.code, 1, cli.output)
+    assert.include(cli.output, invalid.errors[1].message)
+    await assert.rejects(() =>
+      sandboxPay({ platform_order_id: order.platformOrderId }, UNAUDITABLE)
+    )
+    assert.lengthOf(await db.from('statement_lines'), 0)
+    assert.lengthOf(await db.from('statement_imports'), 0)
+    assert.lengthOf(await db.from('audit_logs').where('action', 'sandbox.pay'), 0)
+
+    const paid = await ace('sandbox:pay', order.platformOrderId, '--json')
+    assert.equal(paid.code, 0, paid.output)
+    const output = lastJsonLine(paid.stdout)
+    assert.equal(output.order_status, 'unsettled_paid')
+    assert.deepEqual(output.summary.results, { matched: 1, unmatched: 0, late: 0, skipped: 0 })
+    const audit = await db.from('audit_logs').where('action', 'sandbox.pay').firstOrFail()
+    assert.match(audit.actor, /^cli:/)
+    assert.equal(audit.subject_id, order.platformOrderId)
+    assert.deepEqual(audit.details, {
+      amount: order.transferAmount,
+      trans_ref: output.transRef,
+      import_id: output.summary.importId,
+    })
+  })
+
+  test('settle:run: one audit row for the run before the orders settle, the operator on each timeline', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'qr' })
+    const orders = [
+      await createPayment(who, 'S1', '100.00'),
+      await createPayment(who, 'S2', '200.00'),
+    ]
+    await importFile(
+      account,
+      's.csv',
+      neutral(orders.map((order) => [new Date(), 'credit', formatAmount(order.transferAmount)]))
+    )
+
+    const invalid = await actionError(settlePayments({ now: 'maybe' }, { name: 'test' }))
+    assert.deepEqual(invalid.errors, [{ field: 'now', message: 'now must be on or off' }])
+    await assert.rejects(() => settlePayments({ now: true }, UNAUDITABLE))
+    assert.lengthOf(await PaymentOrder.query().where('status', 'settled_paid'), 0)
+
+    // Not due yet without --now (30 minutes by default): nothing settled, nothing audited.
+    const early = await ace('settle:run')
+    assert.equal(early.code, 0, early.output)
+    assert.include(early.output, 'Settled 0 payment order(s)')
+    assert.lengthOf(await db.from('audit_logs').where('action', 'payments.settle_run'), 0)
+
+    const run = await ace('settle:run', '--now')
+    assert.equal(run.code, 0, run.output)
+    assert.include(run.output, 'Settled 2 payment order(s)')
+    const audits = await db.from('audit_logs').where('action', 'payments.settle_run')
+    assert.lengthOf(audits, 1)
+    assert.match(audits[0].actor, /^cli:/)
+    assert.deepInclude(audits[0].details, { now: true, due: 2 })
+    for (const order of orders) {
+      assert.equal((await order.refresh()).status, 'settled_paid')
+      const settled = (await orderTimeline('payment', order.id)).at(-1)!
+      assert.equal(settled.toStatus, 'settled_paid')
+      assert.equal(settled.actor, audits[0].actor)
+    }
+    assert.deepEqual(await balance(who), { balance: 300, freeze_balance: 0, unsettle_balance: 0 })
   })
 })

@@ -2,9 +2,9 @@ import { test } from '@japa/runner'
 import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import Platform from '#models/platform'
-import PayoutOrder from '#models/payout_order'
-import { completePayout } from '#payouts/complete_payout'
+import Platform from '#merchants/models/platform'
+import PayoutOrder from '#payouts/models/payout_order'
+import { completePayout } from '#payouts/actions/complete_payout'
 import {
   authBody,
   createPayoutMerchant,

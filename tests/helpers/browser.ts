@@ -11,6 +11,7 @@ import {
   type Browser,
   type BrowserContext,
   type BrowserContextOptions,
+  type Page,
 } from 'playwright-core'
 
 const CHROMIUM_ARGS = [
@@ -61,4 +62,13 @@ export async function closeBrowser() {
   const pending = launching
   launching = undefined
   if (pending) await (await pending).close()
+}
+
+/**
+ * With SCREENSHOTS=1, saves the whole page as docs/screenshots/<name>.png
+ * (the README's pictures come from the browser tests).
+ */
+export async function screenshot(page: Page, name: string) {
+  if (!process.env.SCREENSHOTS) return
+  await page.screenshot({ path: `docs/screenshots/${name}.png`, fullPage: true })
 }

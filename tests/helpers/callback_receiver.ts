@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:https'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { generateSelfSignedCertificate } from '#services/tls_certificate'
-import { safeEqual, signBody } from '#services/credentials'
+import { generateSelfSignedCertificate } from '#core/tls_certificate'
+import { safeEqual, signBody } from '#merchants/credentials'
 
 /** A scripted answer: an HTTP status, or 'timeout' (never answer). */
 export type ReceiverAnswer = number | 'timeout'

@@ -15,12 +15,31 @@ async function freePort(): Promise<number> {
   return port
 }
 
+export interface SecondGatewayOptions {
+  /** Environment overrides (NODE_ENV, LOG_LEVEL, DB_PORT, ...). */
+  env?: Record<string, string>
+  /**
+   * Ready when /health answers at all, not only 200: for a process started
+   * with a dependency down on purpose.
+   */
+  anyHealthAnswer?: boolean
+}
+
+export interface SecondGateway {
+  url: string
+  /** Everything the process wrote on stdout so far (its log lines, as JSON). */
+  output: () => string
+  stop: () => Promise<void>
+}
+
 /**
  * Starts a second, independent gateway web process (bin/server.ts) on the
  * same test database and Redis, so that invariants are proven across
  * processes and not only across requests of one process.
  */
-export async function startSecondGateway(): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startSecondGateway(
+  options: SecondGatewayOptions = {}
+): Promise<SecondGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
   await writeFile(join(dir, 'cert.pem'), testServers.certificate)
   await writeFile(join(dir, 'key.pem'), testServers.key)
@@ -38,16 +57,19 @@ export async function startSecondGateway(): Promise<{ url: string; stop: () => P
         TLS_CERT_PATH: join(dir, 'cert.pem'),
         TLS_KEY_PATH: join(dir, 'key.pem'),
         LOG_LEVEL: 'silent',
+        ...options.env,
       },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', 'pipe', 'inherit'],
     }
   )
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
   const url = `https://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
     try {
       const health = await rawRequest('/health', { method: 'GET', baseUrl: url })
-      if (health.status === 200) break
+      if (health.status === 200 || options.anyHealthAnswer) break
     } catch {}
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill('SIGKILL')
@@ -57,7 +79,9 @@ export async function startSecondGateway(): Promise<{ url: string; stop: () => P
   }
   return {
     url,
+    output: () => output,
     stop: async () => {
+      if (child.exitCode !== null) return
       child.kill('SIGTERM')
       await new Promise((resolve) => child.once('exit', resolve))
     },

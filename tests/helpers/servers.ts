@@ -1,10 +1,9 @@
-import { createServer as createHttpServer, type Server } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import app from '@adonisjs/core/services/app'
 import testUtils from '@adonisjs/core/services/test_utils'
-import { generateSelfSignedCertificate } from '#services/tls_certificate'
-import { withSanitizedRequestId } from '#start/node_server'
+import { generateSelfSignedCertificate } from '#core/tls_certificate'
+import { createGatewayServer } from '#start/node_server'
 
 /**
  * The functional suite talks to the real gateway over the network: the
@@ -22,16 +21,13 @@ export async function startTestServers() {
   process.env.HOST = '127.0.0.1'
   process.env.PORT = '0' // any free port: never collides with a running gateway
   const closeHttps = await testUtils.httpServer().start((handler) => {
-    httpsServer = createHttpsServer(
-      { cert: certificate.cert, key: certificate.key },
-      withSanitizedRequestId(handler)
-    )
+    httpsServer = createGatewayServer(handler, certificate)
     return httpsServer
   })
   testServers.httpsUrl = `https://127.0.0.1:${(httpsServer!.address() as AddressInfo).port}`
 
   const server = await app.container.make('server')
-  const plain = createHttpServer(withSanitizedRequestId((req, res) => server.handle(req, res)))
+  const plain = createGatewayServer((req, res) => server.handle(req, res))
   await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve))
   testServers.httpUrl = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`
 

@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq'
-import { bullConnection, queuePrefix, workerLockOptions } from '#queue/queue_manager'
-import { HANDLERS } from '#queue/handlers'
-import type { QueueName } from '#queue/jobs'
+import { bullConnection, queuePrefix, workerLockOptions } from '#core/queue/queue_manager'
+import { HANDLERS } from '#core/queue/handlers'
+import type { QueueName } from '#core/queue/jobs'
 
 /**
  * A real BullMQ worker inside the test process, running the same handlers as

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { Redis } from 'ioredis'
-import { HealthService } from '#services/health'
+import { HealthService } from '#core/health'
 
 test.group('health service', () => {
   test('reports both dependencies up', async ({ assert }) => {

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { ipMatches, normalizeCidr } from '#services/ip_whitelist'
+import { ipMatches, normalizeCidr } from '#merchants/ip_whitelist'
 
 test.group('ip whitelist matching', () => {
   test('normalises single addresses and CIDR blocks', ({ assert }) => {

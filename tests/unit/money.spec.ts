@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { amountJson, assertSatang, formatAmount, parseAmount } from '#services/money'
+import { amountJson, assertSatang, formatAmount, parseAmount } from '#core/money'
 
 test.group('money', () => {
   test('parses numbers and strings with up to two decimals into satang', ({ assert }) => {
@@ -64,7 +64,7 @@ test.group('rate fees', () => {
   test('basis points of an amount, rounded half up to the satang, exact for large amounts', async ({
     assert,
   }) => {
-    const { rateFee } = await import('#services/money')
+    const { rateFee } = await import('#core/money')
     assert.equal(rateFee(1000_00, 150), 15_00)
     assert.equal(rateFee(33, 150), 0) // 0.495 satang
     assert.equal(rateFee(34, 150), 1) // 0.51 satang

@@ -7,8 +7,8 @@ import {
   parseEmv,
   promptPayPayload,
   PromptPayQrError,
-} from '../../app/deposits/promptpay_qr.js'
-import { qrPngBuffer, qrPngDataUrl } from '../../app/deposits/qr_image.js'
+} from '#payments/promptpay_qr'
+import { qrPngBuffer, qrPngDataUrl } from '#payments/qr_image'
 import { decodeQr } from '#tests/helpers/qr_decode'
 
 /** Expected payloads produced by npm `promptpay-qr` 0.5.0 (same field order). */

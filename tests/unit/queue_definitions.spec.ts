@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
-import { JOBS, QUEUE_NAMES, SCHEDULES } from '#queue/jobs'
-import { HANDLERS } from '#queue/handlers'
+import { JOBS, QUEUE_NAMES, SCHEDULES } from '#core/queue/jobs'
+import { HANDLERS } from '#core/queue/handlers'
 
 test.group('queue definitions', () => {
   test('every job has a handler that loads, on a known queue', async ({ assert }) => {

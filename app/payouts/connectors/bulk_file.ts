@@ -4,12 +4,17 @@ import type { PayoutConnector, SubmitResult } from '#payouts/connectors/payout_c
  * Payouts made by uploading a bulk transfer file to the bank's portal. Orders
  * wait in `queue` until `payouts:export` writes them to a CSV per destination
  * bank and moves them to `pending`; the bank statement (debit lines) later
- * confirms or fails each one.
+ * confirms or fails each one, so there is no bank to inquire.
  */
 export class BulkFileConnector implements PayoutConnector {
   readonly name = 'bulk_file'
+  readonly batched = true
 
   async submit(): Promise<SubmitResult> {
     return { state: 'queued' }
+  }
+
+  async inquire() {
+    return null
   }
 }

@@ -1,7 +1,11 @@
-import type PayoutOrder from '#models/payout_order'
-import type { PayoutConnector, SubmitResult } from '#payouts/connectors/payout_connector'
-import { dispatch } from '#queue/queue_manager'
-import env from '#start/env'
+import type PayoutOrder from '#payouts/models/payout_order'
+import type {
+  BankAnswer,
+  PayoutConnector,
+  SubmitResult,
+} from '#payouts/connectors/payout_connector'
+import { dispatch } from '#core/queue/queue_manager'
+import payoutsConfig from '#config/payouts'
 
 /**
  * Failure cases of the sandbox bank, chosen by the last four digits of the
@@ -22,22 +26,44 @@ export function sandboxOutcome(accountNo: string): {
   return SANDBOX_OUTCOMES[accountNo.slice(-4)] ?? { outcome: 'success' }
 }
 
+const answerDelayMs = () => payoutsConfig.sandboxBankDelayMs
+
 /**
- * A local bank that accepts every transfer and confirms or rejects it after
- * SANDBOX_BANK_DELAY_MS (default 3 s) through the `payout.sandbox-outcome` job.
+ * A local bank that accepts every transfer and decides it SANDBOX_BANK_DELAY_MS
+ * (default 3 s) later. It "calls back" through the `payout.sandbox-outcome`
+ * job, which inquires and records the answer; a lost or early job is covered
+ * by the payout sweep, which inquires too.
  */
 export class SandboxBankConnector implements PayoutConnector {
   readonly name = 'sandbox'
+  readonly batched = false
 
   async submit(order: PayoutOrder): Promise<SubmitResult> {
-    const reference = `SBXB${String(order.id).padStart(12, '0')}`
     if (sandboxOutcome(order.accountNo).outcome !== 'silent') {
       await dispatch(
         'sandboxBankOutcome',
         { payoutOrderId: order.id },
-        { delay: env.get('SANDBOX_BANK_DELAY_MS', 3000), jobId: `sandbox-outcome-${order.id}` }
+        { delay: answerDelayMs(), jobId: `sandbox-outcome-${order.id}` }
       )
     }
-    return { state: 'pending', reference }
+    return { state: 'pending', reference: sandboxReference(order) }
   }
+
+  async inquire(order: PayoutOrder): Promise<BankAnswer | null> {
+    const decided = sandboxOutcome(order.accountNo)
+    if (decided.outcome === 'silent') return null
+    // Not decided yet: the bank takes its delay from the order's creation.
+    if (order.createdAt.toMillis() + answerDelayMs() > Date.now()) return null
+    return {
+      reference: sandboxReference(order),
+      outcome:
+        decided.outcome === 'success'
+          ? { success: true }
+          : { success: false, reason: decided.reason! },
+    }
+  }
+}
+
+function sandboxReference(order: PayoutOrder) {
+  return `SBXB${String(order.id).padStart(12, '0')}`
 }

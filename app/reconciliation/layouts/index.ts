@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync'
 import { DateTime } from 'luxon'
-import { GATEWAY_ZONE } from '#services/clock'
+import { GATEWAY_ZONE } from '#core/clock'
 import {
   findReference,
   parseStatementAmount,

@@ -1,0 +1,403 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import gateway from '#config/gateway'
+import { createMerchant } from '#merchants/actions/create_merchant'
+import { configureMerchant } from '#merchants/actions/configure_merchant'
+import { editIpWhitelist } from '#merchants/actions/edit_ip_whitelist'
+import { editSettlementAccounts } from '#merchants/actions/edit_settlement_accounts'
+import { rotateCredentials } from '#merchants/actions/rotate_credentials'
+import { scheduleCredentialRotation } from '#merchants/actions/schedule_credential_rotation'
+import { cancelScheduledRotation } from '#merchants/actions/cancel_scheduled_rotation'
+import { revealRotationValues } from '#merchants/actions/reveal_rotation_values'
+import {
+  merchantFilters,
+  merchantList,
+  merchantPage,
+  platformCodes,
+} from '#merchants/merchants_query'
+import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
+import { formatGatewayDateTime } from '#core/clock'
+import { ActionError } from '#core/validation'
+import type { Actor } from '#core/actor'
+import { submitAction } from '#admin/operator_action'
+
+const PER_PAGE = 25
+
+/** Settings of the settings form: configure_merchant's fields, as named there. */
+const SETTINGS = [
+  'deposit_group',
+  'payout_route',
+  'order_ttl_seconds',
+  'slip_upload_wait_seconds',
+  'payment_fee_rate_bps',
+  'withdraw_fee_rate_bps',
+  'withdraw_fee_flat',
+  'settlement_fee_flat',
+  'withdraw_min',
+  'withdraw_max',
+  'settlement_min',
+  'settlement_max',
+  'api_rate_limit',
+  'comment',
+]
+const PERMISSIONS = [
+  'payment_enabled',
+  'withdraw_enabled',
+  'settlement_enabled',
+  'withdraw_duplicate_check',
+]
+/** An emptied field clears these settings (no group, no route, unlimited, the default). */
+const CLEARABLE = ['deposit_group', 'payout_route', 'withdraw_max', 'api_rate_limit']
+
+/**
+ * One-time values (credentials of a new merchant, a rotation's new values)
+ * travel in the flash to the GET page that shows them once: never in a page
+ * answering a POST, never in a URL.
+ */
+interface ShownCredentials {
+  kind: 'created' | 'rotated' | 'revealed'
+  merchant_id: string
+  token?: string
+  secret?: string
+  /** When the previous credentials stop working (Bangkok time). */
+  previous_valid_until?: string | null
+}
+
+/**
+ * Several forms share the merchant page, each with its own input names
+ * (`rotate_grace_seconds`, `schedule_grace_seconds`...) so that an error or
+ * a kept value lands in the right form. Reads the form's inputs without the
+ * prefix, as the action names them.
+ */
+function formInput(ctx: HttpContext, prefix: string, names: string[]) {
+  const input = ctx.request.only(names.map((name) => `${prefix}${name}`))
+  return Object.fromEntries(names.map((name) => [name, input[`${prefix}${name}`]]))
+}
+
+/**
+ * Runs the action and, when it refuses, puts each error beside the form's
+ * own field (`add.0` → `ip_add`); `fieldOf` returning null shows it on top.
+ */
+async function inForm<T>(run: Promise<T>, fieldOf: (field: string) => string | null) {
+  try {
+    return await run
+  } catch (error) {
+    if (!(error instanceof ActionError)) throw error
+    throw new ActionError(
+      error.errors.map(({ field, message }) => ({
+        field: field === null || field === 'merchant_id' ? null : fieldOf(field.split('.')[0]),
+        message,
+      })),
+      error.notFound
+    )
+  }
+}
+
+const prefixedBy = (prefix: string) => (field: string) => `${prefix}${field}`
+/** A list form shows its `add` and `comment` fields; a refused removal goes on top. */
+const listField = (prefix: string) => (field: string) =>
+  field === 'add' || field === 'comment' ? `${prefix}${field}` : null
+const onTop = () => null
+
+/**
+ * Merchants: list, create (credentials shown once), settings, suspend and
+ * activate, IP whitelist, settlement accounts, credentials and their
+ * rotation (now or scheduled). Every change is a merchant action, audited.
+ */
+export default class MerchantsController {
+  async index({ request, view }: HttpContext) {
+    const filters = merchantFilters(request.qs())
+    const pageNumber = Math.max(1, Number(request.input('page', 1)) || 1)
+    const { page, rows } = await merchantList(filters, pageNumber, PER_PAGE)
+    const params = (extra: Record<string, string | undefined>) =>
+      new URLSearchParams(
+        Object.entries({ ...filters, ...extra }).filter(
+          (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''
+        )
+      ).toString()
+    return view.render('admin/merchants/index', {
+      filters,
+      merchants: rows,
+      page,
+      platforms: await platformCodes(),
+      query: (to: number) => params({ page: String(to) }),
+      // A column's header sorts by it; again reverses the order.
+      sortQuery: (column: string) =>
+        params({
+          sort: column,
+          dir: filters.sort === column && filters.dir !== 'desc' ? 'desc' : 'asc',
+          page: undefined,
+        }),
+    })
+  }
+
+  async create({ view }: HttpContext) {
+    return view.render('admin/merchants/new', { platforms: await platformCodes() })
+  }
+
+  async store(ctx: HttpContext) {
+    return submitAction(
+      ctx,
+      (actor) =>
+        createMerchant(
+          ctx.request.only(['platform', 'name', 'order_prefix', 'merchant_id']),
+          actor
+        ),
+      ({ merchant, credentials }) =>
+        this.#showOnce(ctx, { kind: 'created', merchant_id: merchant.merchantId, ...credentials })
+    )
+  }
+
+  /** The one-time values page: shown once from the flash, then gone (a reload leads to the merchant). */
+  async credentials({ params, session, response, view }: HttpContext) {
+    const shown = session.flashMessages.get('credentials') as ShownCredentials | undefined
+    if (!shown || shown.merchant_id !== String(params.merchantId)) {
+      return response.redirect(`/admin/merchants/${encodeURIComponent(params.merchantId)}`)
+    }
+    response.header('Cache-Control', 'no-store')
+    return view.render('admin/merchants/credentials', { shown })
+  }
+
+  async show({ params, view }: HttpContext) {
+    const page = await merchantPage(String(params.merchantId))
+    if (!page) throw ActionError.notFound('merchant_id', `No merchant ${params.merchantId}`)
+    return view.render('admin/merchants/show', {
+      ...page,
+      payoutRoutes: PAYOUT_CONNECTOR_NAMES,
+      defaults: {
+        grace_seconds: gateway.credentialGraceSeconds,
+        api_rate_limit: gateway.rateLimits.perMerchant,
+      },
+      waiting: page.rotations.filter((rotation) => rotation.values_to_reveal),
+    })
+  }
+
+  /** The settings form: every setting of configure_merchant but the status. */
+  async update(ctx: HttpContext) {
+    const input: Record<string, unknown> = ctx.request.only(SETTINGS)
+    // An unticked checkbox sends nothing: off.
+    for (const name of PERMISSIONS) input[name] = ctx.request.input(name) === 'on' ? 'on' : 'off'
+    for (const name of CLEARABLE) if (input[name] === '') input[name] = 'none'
+    return this.#configure(
+      ctx,
+      input,
+      (field) => field,
+      (changed) => `Saved: ${changed.join(', ')}.`
+    )
+  }
+
+  /** Suspend or activate: confirmed, with a reason kept in the audit log. */
+  async status(ctx: HttpContext) {
+    const { status, confirm, comment } = formInput(ctx, 'status_', ['status', 'confirm', 'comment'])
+    const problems = [
+      ...(confirm === 'on'
+        ? []
+        : [{ field: 'status_confirm', message: 'tick the box to confirm' }]),
+      ...(String(comment ?? '').trim()
+        ? []
+        : [{ field: 'status_comment', message: 'give the reason (kept in the audit log)' }]),
+    ]
+    if (problems.length > 0) {
+      return submitAction(
+        ctx,
+        async () => {
+          throw new ActionError(problems)
+        },
+        () => null
+      )
+    }
+    return this.#configure(
+      ctx,
+      { status, comment },
+      (field) => (field === 'comment' ? 'status_comment' : null),
+      () =>
+        status === 'suspended'
+          ? 'Merchant suspended: every API call of this merchant fails authentication.'
+          : 'Merchant activated.'
+    )
+  }
+
+  /** Adds addresses or blocks (several at once, separated by spaces or commas) or removes one. */
+  async ipWhitelist(ctx: HttpContext) {
+    const { add, remove, comment } = formInput(ctx, 'ip_', ['add', 'remove', 'comment'])
+    return this.#editList(
+      ctx,
+      (actor) =>
+        inForm(
+          editIpWhitelist(
+            { merchant_id: this.#id(ctx), ...listChange(add, remove), comment },
+            actor
+          ),
+          listField('ip_')
+        ),
+      (result) => [
+        result.added.length > 0 && `Added to the IP whitelist: ${result.added.join(', ')}.`,
+        result.removed.length > 0 && `Removed from the IP whitelist: ${result.removed.join(', ')}.`,
+        result.alreadyListed.length > 0 && `Already listed: ${result.alreadyListed.join(', ')}.`,
+        result.notListed.length > 0 && `Not listed: ${result.notListed.join(', ')}.`,
+      ]
+    )
+  }
+
+  async settlementAccounts(ctx: HttpContext) {
+    const { add, remove, comment } = formInput(ctx, 'settlement_', ['add', 'remove', 'comment'])
+    return this.#editList(
+      ctx,
+      (actor) =>
+        inForm(
+          editSettlementAccounts(
+            { merchant_id: this.#id(ctx), ...listChange(add, remove), comment },
+            actor
+          ),
+          listField('settlement_')
+        ),
+      (result) => [
+        result.added.length > 0 && `Settlement account registered: ${result.added.join(', ')}.`,
+        result.removed.length > 0 && `Settlement account removed: ${result.removed.join(', ')}.`,
+      ]
+    )
+  }
+
+  /** Rotates now; the new values are shown once, with the end of the previous ones' grace. */
+  async rotate(ctx: HttpContext) {
+    const input = formInput(ctx, 'rotate_', ['token', 'secret', 'grace_seconds', 'comment'])
+    return submitAction(
+      ctx,
+      (actor) =>
+        inForm(
+          rotateCredentials({ ...input, merchant_id: this.#id(ctx) }, actor),
+          prefixedBy('rotate_')
+        ),
+      (rotated) =>
+        this.#showOnce(ctx, {
+          kind: 'rotated',
+          merchant_id: rotated.merchant.merchantId,
+          token: rotated.token,
+          secret: rotated.secret,
+          previous_valid_until: formatGatewayDateTime(rotated.previous_valid_until),
+        })
+    )
+  }
+
+  /** run_at comes from a date-time field without an offset: Bangkok time. */
+  async scheduleRotation(ctx: HttpContext) {
+    const input = formInput(ctx, 'schedule_', [
+      'run_at',
+      'token',
+      'secret',
+      'grace_seconds',
+      'comment',
+    ])
+    return submitAction(
+      ctx,
+      (actor) =>
+        inForm(
+          scheduleCredentialRotation({ ...input, merchant_id: this.#id(ctx) }, actor),
+          prefixedBy('schedule_')
+        ),
+      ({ rotation }) => {
+        ctx.session.flash(
+          'success',
+          `Rotation ${rotation.id} scheduled for ${formatGatewayDateTime(rotation.runAt)} (Bangkok time). Reveal its new values here once it has run.`
+        )
+        return this.#back(ctx)
+      }
+    )
+  }
+
+  async cancelRotation(ctx: HttpContext) {
+    return submitAction(
+      ctx,
+      (actor) =>
+        inForm(
+          cancelScheduledRotation(
+            { merchant_id: this.#id(ctx), rotation_id: ctx.params.rotationId },
+            actor
+          ),
+          onTop
+        ),
+      ({ rotation }) => {
+        ctx.session.flash('success', `Rotation ${rotation.id} cancelled.`)
+        return this.#back(ctx)
+      }
+    )
+  }
+
+  /** A done rotation's new values, once: the action clears them as it returns them. */
+  async revealRotation(ctx: HttpContext) {
+    return submitAction(
+      ctx,
+      (actor) =>
+        inForm(
+          revealRotationValues(
+            { merchant_id: this.#id(ctx), rotation_id: ctx.params.rotationId },
+            actor
+          ),
+          onTop
+        ),
+      (revealed) =>
+        this.#showOnce(ctx, {
+          kind: 'revealed',
+          merchant_id: revealed.merchant.merchantId,
+          token: revealed.token,
+          secret: revealed.secret,
+          previous_valid_until: formatGatewayDateTime(revealed.rotation.previousValidUntil),
+        })
+    )
+  }
+
+  #id(ctx: HttpContext) {
+    return String(ctx.params.merchantId)
+  }
+
+  #back(ctx: HttpContext) {
+    return ctx.response.redirect(`/admin/merchants/${encodeURIComponent(this.#id(ctx))}`)
+  }
+
+  #showOnce(ctx: HttpContext, shown: ShownCredentials) {
+    ctx.session.flash('credentials', shown)
+    return ctx.response.redirect(
+      `/admin/merchants/${encodeURIComponent(shown.merchant_id)}/credentials`
+    )
+  }
+
+  #configure(
+    ctx: HttpContext,
+    input: Record<string, unknown>,
+    fieldOf: (field: string) => string | null,
+    message: (changed: string[]) => string
+  ) {
+    return submitAction(
+      ctx,
+      (actor) =>
+        inForm(configureMerchant({ ...input, merchant_id: this.#id(ctx) }, actor), fieldOf),
+      ({ changed, warnings }) => {
+        ctx.session.flash('success', changed.length > 0 ? message(changed) : 'Nothing changed.')
+        if (warnings.length > 0) ctx.session.flash('warning', `Warning: ${warnings.join('; ')}.`)
+        return this.#back(ctx)
+      }
+    )
+  }
+
+  #editList<T>(
+    ctx: HttpContext,
+    run: (actor: Actor) => Promise<T>,
+    messages: (result: T) => Array<string | false>
+  ) {
+    return submitAction(ctx, run, (result) => {
+      const said = messages(result).filter((text): text is string => !!text)
+      ctx.session.flash('success', said.length > 0 ? said.join(' ') : 'Nothing changed.')
+      return this.#back(ctx)
+    })
+  }
+}
+
+/** A list form's change: entries to add (typed, separated by spaces, commas or lines) and one to remove. */
+function listChange(add: unknown, remove: unknown) {
+  const entries = String(add ?? '')
+    .split(/[\s,;]+/)
+    .filter(Boolean)
+  return {
+    add: entries.length > 0 ? entries : undefined,
+    remove: typeof remove === 'string' && remove !== '' ? [remove] : undefined,
+  }
+}

@@ -1,0 +1,250 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { Readable, pipeline } from 'node:stream'
+import { stringify } from 'csv-stringify'
+import db from '@adonisjs/lucid/services/db'
+import drive from '@adonisjs/drive/services/main'
+import logger from '@adonisjs/core/services/logger'
+import {
+  BANK_CHOICES,
+  EXPORT_COLUMNS,
+  ORDER_KINDS,
+  ORDER_TYPE_OF_KIND,
+  channelChoices,
+  countOrders,
+  exportRecord,
+  hasErrors,
+  orderQueryString,
+  orderRow,
+  orderStream,
+  readOrderSearch,
+  searchOrders,
+  statusChoices,
+  type OrderKind,
+  type OrderSort,
+} from '#payments/orders_query'
+import { orderPage } from '#payments/order_page'
+import SavedOrderView from '#payments/models/saved_order_view'
+import { saveOrderView } from '#payments/actions/save_order_view'
+import { deleteOrderView } from '#payments/actions/delete_order_view'
+import PaymentSlip from '#slips/models/payment_slip'
+import { resendCallback } from '#callbacks/actions/resend_callback'
+import { recordAudit } from '#core/audit'
+import { ActionError } from '#core/validation'
+import type Operator from '#operators/models/operator'
+import { operatorActor, submitAction } from '#admin/operator_action'
+
+const PER_PAGE = 25
+
+const KIND_LABELS: Record<OrderKind, string> = {
+  payments: 'Payments',
+  withdrawals: 'Withdrawals',
+  settlements: 'Settlements',
+}
+
+/** A status as a badge colour: paid or successful, failed, on hold, in progress. */
+function statusTone(status: string) {
+  if (['unsettled_paid', 'settled_paid', 'success'].includes(status)) return 'ok'
+  if (['error', 'failed', 'cancelled', 'rejected'].includes(status)) return 'bad'
+  if (status === 'freeze') return 'warn'
+  return ''
+}
+
+/**
+ * Orders: the search of payments, withdrawals and settlements (filters,
+ * sort, pages, saved views, CSV export of every match), the order page, the
+ * slip images behind it, and the resend of an order's callbacks.
+ */
+export default class OrdersController {
+  async index(ctx: HttpContext) {
+    const { request, view, auth } = ctx
+    const search = readOrderSearch(request.qs())
+    const pageNumber = Math.max(1, Number(request.input('page', 1)) || 1)
+    const page = hasErrors(search) ? null : await searchOrders(search, pageNumber, PER_PAGE)
+    const operator = auth.user as Operator
+    const views = await SavedOrderView.query()
+      .where('kind', search.kind)
+      .preload('creator')
+      .orderBy('name')
+
+    const sortMark = (column: OrderSort) =>
+      search.sort === column ? (search.dir === 'asc' ? ' ↑' : ' ↓') : ''
+    return view.render('admin/orders/index', {
+      search,
+      kind: search.kind,
+      filters: search.filters,
+      errors: search.errors,
+      kinds: ORDER_KINDS.map((kind) => ({
+        kind,
+        label: KIND_LABELS[kind],
+        href: `/admin/orders?kind=${kind}`,
+        active: kind === search.kind,
+      })),
+      statusChoices: statusChoices(search.kind),
+      channelChoices: channelChoices(search.kind),
+      bankChoices: BANK_CHOICES,
+      rows: (page?.all() ?? []).map((row) => {
+        const shown = orderRow(search.kind, row)
+        return { ...shown, tone: statusTone(shown.status) }
+      }),
+      page,
+      query: (to: number) => orderQueryString(search, { page: String(to) }),
+      /** A column heading's link: the other direction when the list is already sorted by it. */
+      sortQuery: (column: OrderSort) =>
+        orderQueryString({
+          ...search,
+          sort: column,
+          dir: search.sort === column && search.dir === 'desc' ? 'asc' : 'desc',
+        }),
+      sortMark,
+      currentQuery: orderQueryString(search),
+      exportHref: `/admin/orders.csv?${orderQueryString(search)}`,
+      views: views.map((saved) => ({
+        id: saved.id,
+        name: saved.name,
+        href: `/admin/orders?${saved.query}`,
+        active: saved.query === orderQueryString(search),
+        created_by: saved.creator?.email ?? `operator ${saved.createdBy}`,
+        own: saved.createdBy === operator.id,
+      })),
+    })
+  }
+
+  /**
+   * Every order the filter matches as CSV, however many, streamed from one
+   * database cursor (constant memory) in the list's order. The count and the
+   * rows come from one snapshot (a repeatable-read transaction), so the audit
+   * row, written before the first byte, holds exactly the number of rows sent.
+   */
+  async export(ctx: HttpContext) {
+    const { request, response, session } = ctx
+    const search = readOrderSearch(request.qs())
+    if (hasErrors(search)) {
+      session.flash('error', `Nothing exported: ${Object.values(search.errors).join('; ')}.`)
+      return response.redirect(`/admin/orders?${orderQueryString(search)}`)
+    }
+    const snapshot = await db.transaction({ isolationLevel: 'repeatable read' })
+    let source: Readable
+    try {
+      const rows = await countOrders(search, snapshot)
+      await db.transaction((trx) =>
+        recordAudit(trx, operatorActor(ctx), {
+          action: 'orders.export',
+          target: { type: ORDER_TYPE_OF_KIND[search.kind], id: 'csv' },
+          details: {
+            kind: search.kind,
+            filters: search.filters,
+            sort: search.sort,
+            dir: search.dir,
+            rows,
+          },
+        })
+      )
+      source = orderStream(search, snapshot)
+    } catch (error) {
+      await snapshot.rollback()
+      throw error
+    }
+
+    const kind = search.kind
+    const records = Readable.from(
+      (async function* () {
+        for await (const row of source) yield exportRecord(kind, row)
+      })()
+    )
+    const csv = stringify({ header: true, columns: EXPORT_COLUMNS[kind] })
+    // A client that goes away destroys the CSV stream: the cursor is closed and the snapshot ends.
+    pipeline(records, csv, (error) => {
+      if (error) logger.info({ err: error }, 'orders export ended early')
+      snapshot
+        .rollback()
+        .catch((rollbackError) => logger.warn({ err: rollbackError }, 'export snapshot'))
+    })
+    response.header('Content-Type', 'text/csv; charset=utf-8')
+    response.header(
+      'Content-Disposition',
+      `attachment; filename="${kind}-${new Date().toISOString().slice(0, 10)}.csv"`
+    )
+    response.header('Cache-Control', 'no-store')
+    response.stream(csv)
+  }
+
+  async saveView(ctx: HttpContext) {
+    const input = ctx.request.only(['name', 'query'])
+    return submitAction(
+      ctx,
+      (actor) => saveOrderView(input, actor),
+      (saved) => {
+        ctx.session.flash('success', `View "${saved.name}" saved: every operator sees it.`)
+        return ctx.response.redirect(`/admin/orders?${saved.query}`)
+      }
+    )
+  }
+
+  async deleteView(ctx: HttpContext) {
+    return submitAction(
+      ctx,
+      (actor) => deleteOrderView({ id: String(ctx.params.id) }, actor),
+      (deleted) => {
+        ctx.session.flash('success', `View "${deleted.name}" deleted.`)
+        return ctx.response.redirect(`/admin/orders?kind=${deleted.kind}`)
+      }
+    )
+  }
+
+  async show({ params, view }: HttpContext) {
+    const platformOrderId = String(params.platformOrderId)
+    const order = await orderPage(platformOrderId)
+    if (!order) {
+      throw ActionError.notFound('platform_order_id', `no order ${platformOrderId.slice(0, 40)}`)
+    }
+    return view.render('admin/orders/show', {
+      order,
+      kindLabel: KIND_LABELS[order.kind].replace(/s$/, ''),
+      tone: statusTone(order.status),
+      auditHref: `/admin/audit?target=${order.orderType}:${order.platformOrderId}`,
+    })
+  }
+
+  /**
+   * A slip's image, only to signed-in operators: read from the drive (which
+   * serves nothing itself) and streamed with the type its bytes were
+   * recognised as, never cached by the browser.
+   */
+  async slipImage({ params, response }: HttpContext) {
+    const slip = /^\d{1,18}$/.test(String(params.id)) ? await PaymentSlip.find(params.id) : null
+    if (!slip) throw ActionError.notFound('id', `no slip ${String(params.id).slice(0, 20)}`)
+    const disk = drive.use()
+    if (!(await disk.exists(slip.storageKey))) {
+      throw ActionError.notFound('id', `the image of slip ${slip.id} is not in the drive`)
+    }
+    response.header('Content-Type', slip.mime)
+    response.header('Content-Length', String(slip.byteSize))
+    response.header(
+      'Content-Disposition',
+      `inline; filename="slip-${slip.id}.${slip.mime === 'image/png' ? 'png' : 'jpg'}"`
+    )
+    response.header('Cache-Control', 'private, no-store')
+    response.header('X-Content-Type-Options', 'nosniff')
+    response.stream(await disk.getStream(slip.storageKey))
+  }
+
+  /** Starts a new delivery series of the order's callbacks (operators; audited with them). */
+  async resendCallback(ctx: HttpContext) {
+    const platformOrderId = String(ctx.params.platformOrderId)
+    return submitAction(
+      ctx,
+      (actor) => resendCallback({ platform_order_id: platformOrderId }, actor),
+      (resent) => {
+        const series = resent.map((row) => `${row.status} (series ${row.series})`).join(', ')
+        const waiting = resent.some((row) => !row.queued)
+        ctx.session.flash(
+          'success',
+          `Callback resent: ${series}.${waiting ? ' The queue was away: the next sweep sends it.' : ''}`
+        )
+        return ctx.response.redirect(
+          `/admin/orders/${encodeURIComponent(platformOrderId)}#callbacks`
+        )
+      }
+    )
+  }
+}

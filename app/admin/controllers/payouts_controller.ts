@@ -1,0 +1,201 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import { basename, join } from 'node:path'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { exportBulkFile } from '#payouts/actions/export_bulk_file'
+import { recordPayoutOutcome } from '#payouts/actions/record_payout_outcome'
+import { retryPayoutDispatch } from '#payouts/actions/retry_payout_dispatch'
+import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
+import {
+  bulkFileQueue,
+  payoutPage,
+  recentBulkFiles,
+  WAITING_MEANING,
+  WAITING_STATUSES,
+  waitingPayoutFilters,
+  waitingPayouts,
+} from '#payouts/payouts_query'
+import { negativeBalanceMerchants } from '#merchants/negative_balance_query'
+import { BANKS } from '#core/banks'
+import { recordAudit } from '#core/audit'
+import { ActionError } from '#core/validation'
+import { operatorActor, submitAction } from '#admin/operator_action'
+
+const PER_PAGE = 25
+
+/**
+ * Where the back-office writes bulk payout files: the directory
+ * `payouts:export` writes to by default, so a file is found again whichever
+ * way it was exported.
+ */
+const BULK_FILE_DIRECTORY = () => app.makePath('tmp/payouts')
+
+/** A file name export_bulk_file gives: `<batch id>-<bank>.csv`. */
+const BULK_FILE_NAME = /^B\d{14}[A-Z0-9]{6}-[A-Z]{2,5}\.csv$/
+
+/**
+ * Runs `work`; refusals about fields this page has no control for (the
+ * order's id in the URL, a hidden bank) are shown on top of the page instead.
+ */
+async function withFields<T>(fields: string[], work: () => Promise<T>) {
+  try {
+    return await work()
+  } catch (error) {
+    if (!(error instanceof ActionError)) throw error
+    throw new ActionError(
+      error.errors.map((item) =>
+        item.field && fields.includes(item.field) ? item : { field: null, message: item.message }
+      ),
+      error.notFound
+    )
+  }
+}
+
+function sendCsv(ctx: HttpContext, path: string) {
+  ctx.response.header('Content-Type', 'text/csv; charset=utf-8')
+  ctx.response.header('Content-Disposition', `attachment; filename="${basename(path)}"`)
+  ctx.response.header('Cache-Control', 'no-store')
+  ctx.response.stream(createReadStream(path))
+}
+
+/**
+ * Withdrawals and settlements waiting on a bank: the list with filters, the
+ * bulk payout files per bank, the bank's answer recorded by hand, a failed
+ * dispatch retried, and the merchants whose balance went negative. Viewers
+ * read; every change is an operator action (the same ones the commands run).
+ */
+export default class PayoutsController {
+  async index(ctx: HttpContext) {
+    const { request, view } = ctx
+    const filters = waitingPayoutFilters(request.qs())
+    const pageNumber = Math.max(1, Number(request.input('page', 1)) || 1)
+    const list = await waitingPayouts(filters, pageNumber, PER_PAGE)
+    const shown = Object.fromEntries(
+      Object.entries(filters).filter(([, value]) => value !== undefined)
+    ) as Record<string, string>
+    return view.render('admin/payouts/index', {
+      filters,
+      rows: list.rows,
+      page: list.page,
+      query: (to: number) => new URLSearchParams({ ...shown, page: String(to) }).toString(),
+      bulkQueue: await bulkFileQueue(),
+      bulkFiles: await recentBulkFiles(),
+      negative: await negativeBalanceMerchants(),
+      statuses: WAITING_STATUSES.map((value) => ({
+        value,
+        label: `${value}: ${WAITING_MEANING[value]}`,
+      })),
+      banks: Object.keys(BANKS),
+      routes: PAYOUT_CONNECTOR_NAMES,
+    })
+  }
+
+  async show({ params, view }: HttpContext) {
+    const payout = await payoutPage(String(params.platformOrderId))
+    if (!payout) {
+      throw ActionError.notFound(
+        'platform_order_id',
+        `No withdrawal or settlement ${params.platformOrderId}`
+      )
+    }
+    return view.render('admin/payouts/show', { payout })
+  }
+
+  /**
+   * Exports one bank's queued bulk-file payouts (they become pending, audited
+   * by the action) and sends the file. The file stays on the server: if the
+   * download is lost it is downloaded again from the recent files.
+   */
+  async export(ctx: HttpContext) {
+    const bank = String(ctx.request.input('bank', '')).trim()
+    return submitAction(
+      ctx,
+      (actor) =>
+        withFields([], async () => {
+          if (!bank)
+            throw ActionError.field('bank', 'bank is required: a file is per destination bank')
+          return exportBulkFile({ directory: BULK_FILE_DIRECTORY(), bank }, actor)
+        }),
+      (result) => {
+        const file = result.files[0]
+        if (!file) {
+          ctx.session.flash(
+            'warning',
+            `No queued bulk-file payout to ${bank}: no file was written.`
+          )
+          return ctx.response.redirect('/admin/payouts')
+        }
+        return sendCsv(ctx, file.path)
+      }
+    )
+  }
+
+  /** A bulk payout file exported earlier, again (audited: it holds account numbers). */
+  async file(ctx: HttpContext) {
+    const name = String(ctx.params.file)
+    const path = join(BULK_FILE_DIRECTORY(), name)
+    const found = BULK_FILE_NAME.test(name) && (await stat(path).catch(() => null))?.isFile()
+    if (!found) {
+      ctx.session.flash('error', `${name} is not on this server.`)
+      return ctx.response.redirect('/admin/payouts')
+    }
+    await db.transaction((trx) =>
+      recordAudit(trx, operatorActor(ctx), {
+        action: 'payouts.file_download',
+        target: { type: 'payout_batch', id: name.slice(0, 21) },
+        details: { file: name },
+      })
+    )
+    return sendCsv(ctx, path)
+  }
+
+  /** The bank's final answer, typed from its report and confirmed (what `payouts:complete` does). */
+  async outcome(ctx: HttpContext) {
+    const platformOrderId = String(ctx.params.platformOrderId)
+    const input = ctx.request.only(['outcome', 'reason'])
+    return submitAction(
+      ctx,
+      (actor) =>
+        withFields(['outcome', 'reason', 'confirm'], async () => {
+          if (ctx.request.input('confirm') !== 'on') {
+            throw ActionError.field('confirm', "tick the box to confirm the bank's answer")
+          }
+          return recordPayoutOutcome({ ...input, platform_order_id: platformOrderId }, actor)
+        }),
+      (order) => {
+        ctx.session.flash(
+          'success',
+          order.status === 'success'
+            ? `${order.platformOrderId}: success recorded; the merchant's SUCCESS callback is written.`
+            : `${order.platformOrderId}: failed (${order.failureReason}) recorded; the merchant's FAIL callback is written.`
+        )
+        return ctx.response.redirect('/admin/payouts')
+      }
+    )
+  }
+
+  /** Runs the dispatch of a new order, or of a queued one on a direct connector, again now. */
+  async retry(ctx: HttpContext) {
+    const platformOrderId = String(ctx.params.platformOrderId)
+    return submitAction(
+      ctx,
+      (actor) =>
+        withFields([], () =>
+          retryPayoutDispatch(
+            { platform_order_id: platformOrderId, comment: ctx.request.input('comment') },
+            actor
+          )
+        ),
+      ({ order, from }) => {
+        const moved = order.status === from ? `still ${order.status}` : `${from} → ${order.status}`
+        ctx.session.flash(
+          'success',
+          `${order.platformOrderId}: dispatch retried (${moved}${order.status === 'queue' ? ', waiting for its bulk payout file' : ''}).`
+        )
+        return ctx.response.redirect().back()
+      }
+    )
+  }
+}

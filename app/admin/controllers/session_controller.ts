@@ -1,0 +1,252 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import limiter from '@adonisjs/limiter/services/main'
+import QRCode from 'qrcode'
+import adminConfig from '#config/admin'
+import Operator from '#operators/models/operator'
+import {
+  checkPassword,
+  checkSecondFactor,
+  endAllSessions,
+  enrolTotp,
+  recordFailedSignIn,
+  recordSignIn,
+  recordSignOut,
+  type RequestOrigin,
+} from '#operators/sign_in'
+import { newTotpSecret, totpUri } from '#operators/totp'
+import {
+  INVALID_LINK,
+  operatorOfEnrolmentLink,
+  setOperatorPassword,
+} from '#operators/actions/set_operator_password'
+import { ActionError } from '#core/validation'
+import { SIGNED_IN_AT } from '#admin/middleware/admin_auth_middleware'
+
+const PENDING = 'admin_pending_operator'
+/** The second step must follow the first within this time. */
+const PENDING_TTL_MS = 5 * 60_000
+
+/** Failed sign-ins per account and per source address: 5 in 15 minutes, then refused. */
+const failures = () =>
+  limiter.use({
+    requests: adminConfig.loginFailures,
+    duration: adminConfig.loginFailureWindow,
+    blockDuration: adminConfig.loginFailureWindow,
+  })
+
+function origin(ctx: HttpContext): RequestOrigin {
+  return { ip: ctx.request.ip(), requestId: ctx.request.id() ?? null }
+}
+
+/**
+ * Sign-in in two steps, both required for every role: email and password,
+ * then a TOTP code (or a recovery code). An operator without a second factor
+ * enrols one before the session starts. Failures are rate limited per account
+ * and per address, and audited; so are sign-ins and logouts.
+ */
+export default class SessionController {
+  async showLogin({ view }: HttpContext) {
+    return view.render('admin/login')
+  }
+
+  async login(ctx: HttpContext) {
+    const { request, session, response } = ctx
+    const email = String(request.input('email', '')).trim().toLowerCase()
+    const password = String(request.input('password', ''))
+    const keys = [`account:${email}`, `ip:${request.ip()}`]
+
+    const blockedFor = await this.#blockedFor(keys)
+    if (blockedFor > 0) {
+      await recordFailedSignIn(email, 'rate_limited', origin(ctx))
+      session.flashOnly(['email'])
+      session.flash(
+        'error',
+        `Too many failed sign-ins for this account or address. Try again in ${Math.ceil(blockedFor / 60)} minutes.`
+      )
+      return response.redirect('/admin/login')
+    }
+
+    const operator = email && password ? await checkPassword(email, password) : null
+    if (!operator) {
+      await Promise.all(keys.map((key) => failures().increment(key)))
+      await recordFailedSignIn(email, 'password', origin(ctx))
+      session.flashOnly(['email'])
+      session.flash('error', 'The email or the password is wrong.')
+      return response.redirect('/admin/login')
+    }
+
+    session.put(PENDING, { id: operator.id, at: Date.now() })
+    return response.redirect(operator.totpEnabledAt ? '/admin/login/code' : '/admin/enrol')
+  }
+
+  /** The one-time enrolment link: the operator chooses their password. */
+  async showWelcome(ctx: HttpContext) {
+    const token = ctx.params.token as string
+    const operator = await operatorOfEnrolmentLink(token)
+    if (!operator) {
+      ctx.response.status(404)
+      return ctx.view.render('admin/welcome', { invalid: INVALID_LINK })
+    }
+    return ctx.view.render('admin/welcome', { email: operator.email, token })
+  }
+
+  async welcome(ctx: HttpContext) {
+    const { request, session, response } = ctx
+    const token = ctx.params.token as string
+    let operator: Operator
+    try {
+      operator = await setOperatorPassword(
+        {
+          token,
+          password: request.input('password', ''),
+          password_confirmation: request.input('password_confirmation', ''),
+        },
+        origin(ctx)
+      )
+    } catch (error) {
+      if (!(error instanceof ActionError)) throw error
+      const fields = error.errors.filter((item) => item.field !== null)
+      if (fields.length === 0) {
+        session.flash('error', error.message)
+      } else {
+        session.flash(
+          'inputErrorsBag',
+          Object.fromEntries(fields.map((item) => [item.field, [item.message]]))
+        )
+      }
+      return response.redirect(`/admin/welcome/${encodeURIComponent(token)}`)
+    }
+    // Whoever was signed in on this browser is not the operator of the link.
+    if (await ctx.auth.check()) await ctx.auth.use('web').logout()
+    session.clear()
+    session.put(PENDING, { id: operator.id, at: Date.now() })
+    session.flash('success', 'Your password is set.')
+    return response.redirect(operator.totpEnabledAt ? '/admin/login/code' : '/admin/enrol')
+  }
+
+  async showSecondFactor(ctx: HttpContext) {
+    const operator = await this.#pendingOperator(ctx)
+    if (!operator?.totpEnabledAt) return ctx.response.redirect('/admin/login')
+    return ctx.view.render('admin/second_factor', { email: operator.email })
+  }
+
+  async secondFactor(ctx: HttpContext) {
+    const { request, session, response } = ctx
+    const operator = await this.#pendingOperator(ctx)
+    if (!operator?.totpEnabledAt) return response.redirect('/admin/login')
+    const keys = [`account:${operator.email}`, `ip:${request.ip()}`]
+
+    if ((await this.#blockedFor(keys)) > 0) {
+      await recordFailedSignIn(operator.email, 'rate_limited', origin(ctx))
+      session.forget(PENDING)
+      session.flash(
+        'error',
+        'Too many failed sign-ins for this account or address. Try again later.'
+      )
+      return response.redirect('/admin/login')
+    }
+
+    const method = await checkSecondFactor(operator.id, String(request.input('code', '')))
+    if (!method) {
+      await Promise.all(keys.map((key) => failures().increment(key)))
+      await recordFailedSignIn(operator.email, 'second_factor', origin(ctx))
+      session.flash('inputErrorsBag', { code: ['The code is wrong, expired or was already used.'] })
+      return response.redirect('/admin/login/code')
+    }
+    await this.#signIn(ctx, operator, method)
+    return response.redirect('/admin')
+  }
+
+  async showEnrolment(ctx: HttpContext) {
+    const operator = await this.#pendingOperator(ctx)
+    if (!operator || operator.totpEnabledAt) return ctx.response.redirect('/admin/login')
+    // One key per enrolment attempt, kept in the session until confirmed.
+    const secret: string = ctx.session.get('admin_enrol_secret') ?? newTotpSecret()
+    ctx.session.put('admin_enrol_secret', secret)
+    const qr = await QRCode.toDataURL(totpUri(secret, operator.email), { margin: 2, scale: 5 })
+    return ctx.view.render('admin/enrol', { qr, secret })
+  }
+
+  async enrol(ctx: HttpContext) {
+    const { request, session, response } = ctx
+    const operator = await this.#pendingOperator(ctx)
+    const secret = session.get('admin_enrol_secret')
+    if (!operator || operator.totpEnabledAt || !secret) return response.redirect('/admin/login')
+
+    const codes = await enrolTotp(
+      operator.id,
+      secret,
+      String(request.input('code', '')),
+      origin(ctx)
+    )
+    if (!codes) {
+      session.flash('inputErrorsBag', {
+        code: ['The code does not match; check the app and try again.'],
+      })
+      return response.redirect('/admin/enrol')
+    }
+    session.forget('admin_enrol_secret')
+    await operator.refresh()
+    await this.#signIn(ctx, operator, 'enrolment')
+    session.flash('recovery_codes', codes)
+    return response.redirect('/admin/recovery-codes')
+  }
+
+  async showRecoveryCodes({ view, session, response }: HttpContext) {
+    const codes = session.flashMessages.get('recovery_codes')
+    if (!codes) return response.redirect('/admin')
+    return view.render('admin/recovery_codes', { codes })
+  }
+
+  async logout(ctx: HttpContext) {
+    const operator = ctx.auth.user as Operator | undefined
+    if (operator) await recordSignOut(operator, false, origin(ctx))
+    await ctx.auth.use('web').logout()
+    ctx.session.clear()
+    ctx.session.flash('success', 'You are signed out.')
+    return ctx.response.redirect('/admin/login')
+  }
+
+  async logoutEverywhere(ctx: HttpContext) {
+    const operator = ctx.auth.user as Operator
+    await recordSignOut(operator, true, origin(ctx))
+    await endAllSessions(operator.id)
+    await ctx.auth.use('web').logout()
+    ctx.session.clear()
+    ctx.session.flash('success', 'All your sessions are signed out, on every device.')
+    return ctx.response.redirect('/admin/login')
+  }
+
+  async #signIn(
+    ctx: HttpContext,
+    operator: Operator,
+    method: 'totp' | 'recovery_code' | 'enrolment'
+  ) {
+    await ctx.auth.use('web').login(operator)
+    ctx.session.forget(PENDING)
+    ctx.session.put(SIGNED_IN_AT, Date.now())
+    // Tagged with the operator: "log out everywhere" finds every session of theirs.
+    await ctx.session.tag(String(operator.id))
+    await Promise.all(
+      [`account:${operator.email}`, `ip:${ctx.request.ip()}`].map((key) => failures().delete(key))
+    )
+    await recordSignIn(operator, method, origin(ctx))
+  }
+
+  async #pendingOperator(ctx: HttpContext) {
+    const pending = ctx.session.get(PENDING) as { id: number; at: number } | undefined
+    if (!pending || Date.now() - pending.at > PENDING_TTL_MS) return null
+    const operator = await Operator.find(pending.id)
+    return operator && !operator.disabledAt ? operator : null
+  }
+
+  /** Seconds until the most restrictive of the keys allows another attempt (0: not blocked). */
+  async #blockedFor(keys: string[]) {
+    const waits = await Promise.all(
+      keys.map(async (key) =>
+        (await failures().remaining(key)) > 0 ? 0 : failures().availableIn(key)
+      )
+    )
+    return Math.max(0, ...waits)
+  }
+}

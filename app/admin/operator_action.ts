@@ -1,0 +1,54 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type Operator from '#operators/models/operator'
+import { ActionError } from '#core/validation'
+import type { Actor } from '#core/actor'
+
+/** The signed-in operator as the audit log records them, with the request's origin. */
+export function operatorActor(ctx: HttpContext): Actor {
+  const operator = ctx.auth.user as Operator
+  return {
+    name: operator.actorName,
+    operatorId: operator.id,
+    ip: ctx.request.ip(),
+    requestId: ctx.request.id() ?? null,
+  }
+}
+
+/**
+ * Runs an operator action for a form: on success `then` answers (usually a
+ * redirect with a flash message); when the action refuses, each error goes
+ * beside its field (or on top of the form), what was typed is kept, and the
+ * operator is sent back to the form. The Ace command shows the same messages.
+ */
+export async function submitAction<T>(
+  ctx: HttpContext,
+  run: (actor: Actor) => Promise<T>,
+  then: (result: T) => unknown
+) {
+  try {
+    const result = await run(operatorActor(ctx))
+    return await then(result)
+  } catch (error) {
+    if (!(error instanceof ActionError)) throw error
+    if (error.notFound && ctx.request.method() === 'GET') throw error
+    const fieldErrors = error.errors.filter((item) => item.field !== null)
+    const general = error.errors.filter((item) => item.field === null)
+    ctx.session.flashExcept(['_csrf', 'password'])
+    if (fieldErrors.length > 0) {
+      ctx.session.flash(
+        'inputErrorsBag',
+        fieldErrors.reduce<Record<string, string[]>>((bag, item) => {
+          ;(bag[item.field!] ??= []).push(item.message)
+          return bag
+        }, {})
+      )
+    }
+    ctx.session.flash(
+      'error',
+      general.length > 0
+        ? general.map((item) => item.message).join(' ')
+        : 'Nothing was saved: please correct the fields marked below.'
+    )
+    return ctx.response.redirect().back()
+  }
+}

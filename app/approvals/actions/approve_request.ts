@@ -1,0 +1,93 @@
+import { DateTime } from 'luxon'
+import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import { approvableAction } from '#approvals/approvable_actions'
+import { approvalSnapshot, lockRequest, undecidableReason } from '#approvals/approval_requests'
+import { approvalRequestId, assertMayDecide } from '#approvals/approval_rules'
+import { recordAudit } from '#core/audit'
+import { ActionError, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+
+export const approveRequestValidator = vine.compile(
+  vine.object({
+    approval_request_id: approvalRequestId(),
+    comment: vine.string().trim().maxLength(1000).optional(),
+  })
+)
+
+const MESSAGES = {
+  'approval_request_id.required': 'approval_request_id is required',
+  'approval_request_id.number': 'approval_request_id must be a request number',
+}
+
+/**
+ * A second operator approves a pending request: in one transaction the
+ * request is locked, the four-eyes rules are applied (an active operator
+ * with the action's approver role, neither the requester nor the slip's
+ * reviewer), the target is locked and its state checked again, the stored
+ * action runs with its stored input as this operator (its own ledger,
+ * callback, events and audit rows), and the request is marked approved with
+ * the action's result. A request already decided, or past its expiry (then
+ * marked expired), is refused; so is a second submit.
+ */
+export async function approveRequest(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<ApprovalRequest> {
+  const data = await validateInput(approveRequestValidator, input, MESSAGES)
+  const outcome = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const request = await lockRequest(trx, data.approval_request_id, 'approval_request_id')
+      const refused = await undecidableReason(trx, request)
+      // Commit (an expiry just recorded), then refuse.
+      if (refused) return { refused, request: null }
+      const entry = approvableAction(request.action)
+      await assertMayDecide(trx, request, entry, actor, 'approve')
+
+      const before = approvalSnapshot(request)
+      const stored = await entry.validate(request.input)
+      let result: Record<string, unknown>
+      try {
+        const prepared = await entry.prepare(trx, stored, actor)
+        result = await entry.run(trx, prepared, stored, { actor, request })
+      } catch (error) {
+        if (!(error instanceof ActionError)) throw error
+        throw ActionError.general(
+          `approval request #${request.id} can no longer be carried out: ${error.message}; reject it`
+        )
+      }
+      const now = DateTime.utc()
+      request.merge({
+        status: 'approved',
+        pendingKey: null,
+        decidedBy: actor.operatorId,
+        decidedByActor: actor.name,
+        decidedAt: now,
+        decisionComment: data.comment ?? null,
+        result,
+      })
+      await request.useTransaction(trx).save()
+      await recordAudit(trx, actor, {
+        action: 'approval.approve',
+        target: { type: request.targetType, id: request.targetId },
+        before: { status: before.status },
+        after: { status: request.status },
+        reason: { comment: data.comment },
+        details: {
+          approval_request_id: request.id,
+          kind: request.kind,
+          action: request.action,
+          requested_by: request.requestedByActor,
+          result,
+        },
+      })
+      return { refused: null, request }
+    })
+  )
+  if (outcome.refused !== null) {
+    throw ActionError.field('approval_request_id', outcome.refused)
+  }
+  return outcome.request
+}

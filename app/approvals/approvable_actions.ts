@@ -1,0 +1,143 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import type { OperatorRole } from '#operators/roles'
+import type { Actor } from '#core/actor'
+import { ActionError } from '#core/validation'
+import {
+  markPaymentPaidValidator,
+  MARK_PAID_MESSAGES,
+  prepareMarkPaid,
+  runMarkPaid,
+  releaseReviewHold,
+  holdForReview,
+  type MarkPaidData,
+  type MarkPaidPrepared,
+} from '#payments/actions/mark_payment_paid'
+import {
+  depositsOnValidator,
+  fourEyesThresholdValidator,
+  prepareDepositsOn,
+  prepareFourEyesThreshold,
+  runDepositsOn,
+  runFourEyesThreshold,
+  type DepositsOnData,
+  type FourEyesThresholdData,
+} from '#merchants/actions/configure_platform'
+import { validateInput } from '#core/validation'
+import { formatAmount } from '#core/money'
+
+/** What a request is about, as the queue shows it and the four-eyes rules read it. */
+export interface ApprovalTarget {
+  type: string
+  id: string
+  /** Satang at stake (null: no amount, e.g. a platform switch). */
+  amount: number | null
+  /** The operator who reviewed the evidence (a slip): may not approve. */
+  reviewedBy: number | null
+}
+
+export interface RunContext {
+  /** Who carries the action out: the approver, or the operator acting directly. */
+  actor: Actor
+  /** The approved request, when the action runs on approval. */
+  request: ApprovalRequest | null
+}
+
+/**
+ * One action that can wait for a second operator. Each step runs inside the
+ * caller's transaction: the direct action and the approval share them, so
+ * an approved request does exactly what the action would have done.
+ *
+ * - validate: the action's VineJS schema; the request stores its output and
+ *   approval validates it again.
+ * - prepare: locks the target and checks its state allows the action now
+ *   (ActionError otherwise); on approval this is the re-check.
+ * - run: the change, its ledger/callback/events and its own audit row.
+ * - opened / closed: what a pending request means for its target (an order
+ *   under review does not expire) and what its end undoes.
+ */
+export interface ApprovableAction<Data = any, Prepared extends { target: ApprovalTarget } = any> {
+  kind: string
+  /** The least role that may approve (and reject) it. */
+  approverRole: OperatorRole
+  /** In words, for the queue: "mark payment … successful". */
+  describe(data: Data): string
+  validate(input: Record<string, unknown>): Promise<Data>
+  /** `actor`: who asks (opening) or approves (the re-check). */
+  prepare(trx: TransactionClientContract, data: Data, actor: Actor): Promise<Prepared>
+  run(
+    trx: TransactionClientContract,
+    prepared: Prepared,
+    data: Data,
+    context: RunContext
+  ): Promise<Record<string, unknown>>
+  opened?(
+    trx: TransactionClientContract,
+    prepared: Prepared,
+    request: ApprovalRequest
+  ): Promise<void>
+  closed?(trx: TransactionClientContract, data: Data, request: ApprovalRequest): Promise<void>
+}
+
+/**
+ * The registry: action name → how to run it in a given transaction. Kinds
+ * and names are literals here (not imported constants) so that the modules
+ * that import this one can be loaded in any order. Crediting a merchant and
+ * attaching a statement line plug in as two more entries.
+ */
+export const APPROVABLE_ACTIONS = {
+  'payment.mark_paid': {
+    kind: 'mark_paid',
+    approverRole: 'operator',
+    describe: (data) =>
+      `mark payment ${data.platform_order_id} successful` +
+      (data.slip_id ? ` (slip ${data.slip_id})` : ''),
+    validate: (input) => validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES),
+    prepare: (trx, data, actor) => prepareMarkPaid(trx, data, actor),
+    run: (trx, prepared, data, context) => runMarkPaid(trx, prepared, data, context),
+    opened: (trx, prepared, request) => holdForReview(trx, prepared.order, request),
+    closed: (trx, data, request) => releaseReviewHold(trx, data, request),
+  } satisfies ApprovableAction<MarkPaidData, MarkPaidPrepared>,
+
+  'platform.enable_deposits': {
+    kind: 'enable_deposits',
+    approverRole: 'admin',
+    describe: (data) => `switch deposits of platform ${data.code} back on`,
+    validate: (input) => validateInput(depositsOnValidator, input),
+    prepare: (trx, data) => prepareDepositsOn(trx, data),
+    run: (trx, prepared, data, context) => runDepositsOn(trx, prepared, data, context),
+  } satisfies ApprovableAction<DepositsOnData, Awaited<ReturnType<typeof prepareDepositsOn>>>,
+
+  'platform.four_eyes_threshold': {
+    kind: 'four_eyes_threshold',
+    approverRole: 'admin',
+    describe: (data) =>
+      `set the four-eyes threshold of platform ${data.code} to ` +
+      (data.four_eyes_threshold === null ? 'none' : formatAmount(data.four_eyes_threshold)),
+    validate: (input) => validateInput(fourEyesThresholdValidator, input),
+    prepare: (trx, data) => prepareFourEyesThreshold(trx, data),
+    run: (trx, prepared, data, context) => runFourEyesThreshold(trx, prepared, data, context),
+  } satisfies ApprovableAction<
+    FourEyesThresholdData,
+    Awaited<ReturnType<typeof prepareFourEyesThreshold>>
+  >,
+} as const satisfies Record<string, ApprovableAction>
+
+export type ApprovableActionName = keyof typeof APPROVABLE_ACTIONS
+
+export const APPROVABLE_ACTION_NAMES = Object.keys(APPROVABLE_ACTIONS) as ApprovableActionName[]
+
+export function isApprovableActionName(name: unknown): name is ApprovableActionName {
+  return typeof name === 'string' && Object.hasOwn(APPROVABLE_ACTIONS, name)
+}
+
+/** The registry's entry, or an ActionError naming the field. */
+export function approvableAction(name: string, field = 'action'): ApprovableAction {
+  if (!isApprovableActionName(name)) {
+    throw ActionError.field(
+      field,
+      `${field} must be one of: ${APPROVABLE_ACTION_NAMES.join(', ')} (got "${name}")`
+    )
+  }
+  return APPROVABLE_ACTIONS[name]
+}

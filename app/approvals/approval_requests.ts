@@ -1,0 +1,244 @@
+import { DateTime } from 'luxon'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import adminConfig from '#config/admin'
+import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_request'
+import type { ApprovalTarget } from '#approvals/approvable_actions'
+import { recordAudit, type Reason } from '#core/audit'
+import { SYSTEM, type Actor } from '#core/actor'
+import { ActionError } from '#core/validation'
+import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import { formatAmount } from '#core/money'
+
+/*
+ * The registry is imported lazily below: the actions it lists import this
+ * module to open their requests, so a static import would be a cycle.
+ */
+const registry = () => import('#approvals/approvable_actions')
+
+/** Whether acting on `amount` satang needs a second operator (threshold null: never). */
+export function needsFourEyes(threshold: number | null, amount: number) {
+  return threshold !== null && amount > threshold
+}
+
+/** The request as the audit log and the queue show it. */
+export function approvalSnapshot(request: ApprovalRequest) {
+  return {
+    status: request.status,
+    kind: request.kind,
+    action: request.action,
+    target: `${request.targetType}:${request.targetId}`,
+    amount: request.amount === null ? null : formatAmount(request.amount),
+    requested_by: request.requestedByActor,
+    decided_by: request.decidedByActor,
+    expires_at: request.expiresAt.toISO(),
+  }
+}
+
+/**
+ * The request holding the pending slot of `kind` on `target`, locked (the
+ * caller holds the target's lock, so nobody opens one meanwhile). One past
+ * its expiry is closed as expired here (check on read): it no longer blocks
+ * anything. Returns the live request or null.
+ */
+export async function livePendingRequest(
+  trx: TransactionClientContract,
+  kind: string,
+  target: { type: string; id: string },
+  now: DateTime = DateTime.utc()
+) {
+  const request = await ApprovalRequest.query({ client: trx })
+    .where('pending_key', pendingKeyOf(kind, target))
+    .forUpdate()
+    .first()
+  if (!request) return null
+  if (request.isLive(now)) return request
+  await closeAsExpired(trx, request, now)
+  return null
+}
+
+/** The refusal when a live request already waits on the same target and kind. */
+export function pendingRefusal(request: ApprovalRequest, field: string | null = null) {
+  const message =
+    `approval request #${request.id} (${request.kind} on ${request.targetType} ${request.targetId}) ` +
+    `is already pending, asked by ${request.requestedByActor}; it must be approved or rejected first`
+  return field ? ActionError.field(field, message) : ActionError.general(message)
+}
+
+export interface OpenRequest {
+  action: string
+  target: ApprovalTarget
+  /** The action's validated input: what approval will run. */
+  input: Record<string, unknown>
+  /** What the action's prepare step returned (the locked target). */
+  prepared: unknown
+  actor: Actor
+  reason: Reason
+  now?: DateTime
+}
+
+/**
+ * Opens a four-eyes request in the caller's transaction, instead of acting:
+ * refused while a live request holds the same target and kind (the unique
+ * pending_key also stops two opened at once), then the action's `opened`
+ * hook (e.g. the order waits for the decision instead of expiring) and the
+ * audit row.
+ */
+export async function openApprovalRequest(trx: TransactionClientContract, open: OpenRequest) {
+  const { approvableAction } = await registry()
+  const entry = approvableAction(open.action)
+  const now = open.now ?? DateTime.utc()
+  const live = await livePendingRequest(trx, entry.kind, open.target, now)
+  if (live) throw pendingRefusal(live)
+
+  let request: ApprovalRequest
+  try {
+    request = await ApprovalRequest.create(
+      {
+        kind: entry.kind,
+        targetType: open.target.type,
+        targetId: open.target.id,
+        action: open.action,
+        input: open.input,
+        amount: open.target.amount,
+        requestedBy: open.actor.operatorId ?? null,
+        requestedByActor: open.actor.name,
+        reviewedBy: open.target.reviewedBy,
+        status: 'pending',
+        pendingKey: pendingKeyOf(entry.kind, open.target),
+        reasonCode: open.reason.code ?? null,
+        comment: open.reason.comment ?? null,
+        expiresAt: now.plus({ hours: adminConfig.approvals.expiryHours }),
+      },
+      { client: trx }
+    )
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error
+    throw ActionError.general(
+      `an approval request (${entry.kind} on ${open.target.type} ${open.target.id}) is already pending; it must be approved or rejected first`
+    )
+  }
+  await entry.opened?.(trx, open.prepared, request)
+  await recordAudit(trx, open.actor, {
+    action: 'approval.request',
+    target: { type: request.targetType, id: request.targetId },
+    after: approvalSnapshot(request),
+    reason: open.reason,
+    details: {
+      approval_request_id: request.id,
+      describe: entry.describe(open.input),
+      input: open.input,
+      reviewed_by: request.reviewedBy,
+    },
+  })
+  return request
+}
+
+/**
+ * Ends a pending request without running it (rejected or expired): frees its
+ * pending slot, runs the action's `closed` hook, records who and why.
+ */
+export async function closeRequest(
+  trx: TransactionClientContract,
+  request: ApprovalRequest,
+  outcome: 'rejected' | 'expired',
+  actor: Actor,
+  reason: Reason = {},
+  now: DateTime = DateTime.utc()
+) {
+  const { approvableAction } = await registry()
+  const entry = approvableAction(request.action)
+  const before = approvalSnapshot(request)
+  request.merge({
+    status: outcome,
+    pendingKey: null,
+    decidedBy: actor.operatorId ?? null,
+    decidedByActor: actor.name,
+    decidedAt: now,
+    decisionReasonCode: reason.code ?? null,
+    decisionComment: reason.comment ?? null,
+  })
+  await request.useTransaction(trx).save()
+  if (entry.closed) await entry.closed(trx, await entry.validate(request.input), request)
+  await recordAudit(trx, actor, {
+    action: outcome === 'rejected' ? 'approval.reject' : 'approval.expire',
+    target: { type: request.targetType, id: request.targetId },
+    before: { status: before.status },
+    after: { status: request.status },
+    reason,
+    details: { approval_request_id: request.id, kind: request.kind, action: request.action },
+  })
+}
+
+function closeAsExpired(trx: TransactionClientContract, request: ApprovalRequest, now: DateTime) {
+  return closeRequest(
+    trx,
+    request,
+    'expired',
+    SYSTEM,
+    {
+      code: 'expired',
+      comment: `not decided within ${adminConfig.approvals.expiryHours} h`,
+    },
+    now
+  )
+}
+
+/**
+ * Marks every pending request past its expiry as expired, each in its own
+ * transaction (the worker's sweep; approving or rejecting one also checks).
+ * Returns how many this call expired.
+ */
+export async function expireDueApprovalRequests(now: DateTime = DateTime.utc(), batch = 500) {
+  const due = await ApprovalRequest.query()
+    .where('status', 'pending')
+    .where('expires_at', '<=', now.toJSDate())
+    .orderBy('expires_at')
+    .limit(batch)
+    .select('id')
+  let expired = 0
+  for (const { id } of due) {
+    const done = await withDeadlockRetry(() =>
+      db.transaction(async (trx) => {
+        const request = await ApprovalRequest.query({ client: trx })
+          .where('id', id)
+          .forUpdate()
+          .first()
+        if (!request || request.status !== 'pending' || request.isLive(now)) return false
+        await closeAsExpired(trx, request, now)
+        return true
+      })
+    )
+    if (done) expired++
+  }
+  return expired
+}
+
+/** The request by id, locked; an ActionError naming the field when there is none. */
+export async function lockRequest(trx: TransactionClientContract, id: number, field: string) {
+  const request = await ApprovalRequest.query({ client: trx }).where('id', id).forUpdate().first()
+  if (!request) throw ActionError.notFound(field, `no approval request #${id}`)
+  return request
+}
+
+/**
+ * Why a request can no longer be decided, or null when it can. A pending
+ * request past its expiry is closed as expired first (in `trx`), so the
+ * caller must commit before refusing.
+ */
+export async function undecidableReason(
+  trx: TransactionClientContract,
+  request: ApprovalRequest,
+  now: DateTime = DateTime.utc()
+) {
+  if (request.status === 'pending' && !request.isLive(now)) {
+    await closeAsExpired(trx, request, now)
+    return `approval request #${request.id} expired at ${request.expiresAt.toISO()}; it can no longer be decided`
+  }
+  if (request.status !== 'pending') {
+    const by = request.decidedByActor ? ` by ${request.decidedByActor}` : ''
+    const at = request.decidedAt ? ` at ${request.decidedAt.toISO()}` : ''
+    return `approval request #${request.id} was already ${request.status}${by}${at}`
+  }
+  return null
+}

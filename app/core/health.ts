@@ -1,0 +1,90 @@
+import { inject } from '@adonisjs/core'
+import db from '@adonisjs/lucid/services/db'
+import type { Redis } from 'ioredis'
+import { RedisConnections } from '#core/redis'
+import { QUEUE_NAMES } from '#core/queue/jobs'
+import { missingSchedules } from '#core/queue/schedules'
+import { listWorkerStatuses, type WorkerStatus } from '#core/queue/worker_status'
+
+export interface DependencyState {
+  status: 'up' | 'down'
+  latency_ms: number
+  error?: string
+}
+
+export interface HealthReport {
+  /** MySQL and Redis answer: this process can serve requests. */
+  healthy: boolean
+  /** `degraded`: serving, but background work is not running as it should. */
+  status: 'ok' | 'degraded' | 'unavailable'
+  checks: { mysql: DependencyState; redis: DependencyState }
+  /** The repeatable jobs (sweeps, callback dispatch, settlement) Redis should hold. */
+  schedules: { status: 'ok' | 'missing' | 'unknown'; missing: string[] }
+  /** Workers that reported in the last few schedule checks. */
+  workers: WorkerStatus[]
+  time: string
+}
+
+const CHECK_TIMEOUT_MS = 2000
+
+@inject()
+export class HealthService {
+  constructor(private redis: RedisConnections) {}
+
+  async check(redisClient: Redis = this.redis.main): Promise<HealthReport> {
+    const [mysql, redis] = await Promise.all([
+      probe(() => db.rawQuery('SELECT 1')),
+      probe(() => redisClient.ping()),
+    ])
+    const healthy = mysql.status === 'up' && redis.status === 'up'
+
+    let schedules: HealthReport['schedules'] = { status: 'unknown', missing: [] }
+    let workers: WorkerStatus[] = []
+    if (redis.status === 'up') {
+      const missing = await withTimeout(missingSchedules(QUEUE_NAMES)).catch(() => null)
+      if (missing) schedules = { status: missing.length ? 'missing' : 'ok', missing }
+      workers = (await withTimeout(listWorkerStatuses(redisClient)).catch(() => null)) ?? []
+    }
+    const degraded =
+      schedules.status !== 'ok' ||
+      workers.length === 0 ||
+      workers.some((worker) => worker.schedules !== 'ok')
+
+    return {
+      healthy,
+      status: !healthy ? 'unavailable' : degraded ? 'degraded' : 'ok',
+      checks: { mysql, redis },
+      schedules,
+      workers,
+      time: new Date().toISOString(),
+    }
+  }
+}
+
+function withTimeout<T>(operation: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    operation,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })),
+        CHECK_TIMEOUT_MS
+      )
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+async function probe(operation: () => Promise<unknown>): Promise<DependencyState> {
+  const started = performance.now()
+  try {
+    await withTimeout(operation())
+    return { status: 'up', latency_ms: Math.round(performance.now() - started) }
+  } catch (error) {
+    return {
+      status: 'down',
+      latency_ms: Math.round(performance.now() - started),
+      // The public answer names the failure, not internal host names or ports.
+      error: (error as { code?: string }).code ?? 'no answer',
+    }
+  }
+}

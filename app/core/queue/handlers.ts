@@ -1,0 +1,36 @@
+import type { Job } from 'bullmq'
+import { JOBS } from '#core/queue/jobs'
+
+type Handler = (job: Job) => Promise<unknown>
+
+/** Job name → handler, loaded lazily so that the web process never imports job code. */
+export const HANDLERS: Record<string, () => Promise<Handler>> = {
+  [JOBS.expirePayment.name]: async () =>
+    (await import('#jobs/expire_payment_job')).default as Handler,
+  [JOBS.sweepExpiredPayments.name]: async () =>
+    (await import('#jobs/sweep_expired_payments_job')).default as Handler,
+  [JOBS.dispatchPayout.name]: async () =>
+    (await import('#jobs/dispatch_payout_job')).default as Handler,
+  [JOBS.releasePayoutHold.name]: async () =>
+    (await import('#jobs/release_payout_hold_job')).default as Handler,
+  [JOBS.sandboxBankOutcome.name]: async () =>
+    (await import('#jobs/sandbox_bank_outcome_job')).default as Handler,
+  [JOBS.sweepPayouts.name]: async () =>
+    (await import('#jobs/sweep_payouts_job')).default as Handler,
+  [JOBS.deliverCallback.name]: async () =>
+    (await import('#jobs/deliver_callback_job')).default as Handler,
+  [JOBS.dispatchPendingCallbacks.name]: async () =>
+    (await import('#jobs/dispatch_pending_callbacks_job')).default as Handler,
+  [JOBS.settlePayments.name]: async () =>
+    (await import('#jobs/settle_payments_job')).default as Handler,
+  [JOBS.recheckSlips.name]: async () =>
+    (await import('#jobs/recheck_slips_job')).default as Handler,
+  [JOBS.sweepPendingSlips.name]: async () =>
+    (await import('#jobs/sweep_pending_slips_job')).default as Handler,
+  [JOBS.performCredentialRotation.name]: async () =>
+    (await import('#jobs/perform_credential_rotation_job')).default as Handler,
+  [JOBS.sweepCredentials.name]: async () =>
+    (await import('#jobs/sweep_credentials_job')).default as Handler,
+  [JOBS.sweepApprovalRequests.name]: async () =>
+    (await import('#jobs/sweep_approval_requests_job')).default as Handler,
+}

@@ -1,0 +1,150 @@
+import queueConfig from '#config/queue'
+import callbacksConfig from '#config/callbacks'
+
+/**
+ * Every queue, job name, retry policy and schedule of the gateway, in one
+ * place. Jobs are idempotent: BullMQ delivers at least once, so a handler that
+ * runs twice must leave the same result as running once.
+ */
+export const QUEUE_NAMES = [
+  'payments',
+  'payouts',
+  'callbacks',
+  'reconciliation',
+  'operations',
+] as const
+export type QueueName = (typeof QUEUE_NAMES)[number]
+
+export interface JobDefinition {
+  queue: QueueName
+  name: string
+  attempts: number
+  backoff: { type: 'fixed' | 'exponential'; delay: number }
+}
+
+export const JOBS = {
+  /** Turns one open payment order past its expire_datetime into error. */
+  expirePayment: {
+    queue: 'payments',
+    name: 'payment.expire',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 2000 },
+  },
+  /** Safety net: expires any open order whose own expiry job was lost. */
+  sweepExpiredPayments: {
+    queue: 'payments',
+    name: 'payment.sweep-expired',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** Hands a new withdraw/settlement order to its payout connector. */
+  dispatchPayout: {
+    queue: 'payouts',
+    name: 'payout.dispatch',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** Returns a hold to balance when the payout is still open after the hold period. */
+  releasePayoutHold: {
+    queue: 'payouts',
+    name: 'payout.release-hold',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** The sandbox bank's answer to a transfer it accepted. */
+  sandboxBankOutcome: {
+    queue: 'payouts',
+    name: 'payout.sandbox-outcome',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 2000 },
+  },
+  /** Safety net: dispatches orders stuck in new, releases overdue holds. */
+  sweepPayouts: {
+    queue: 'payouts',
+    name: 'payout.sweep',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** POSTs one callback_outbox row to the merchant's notify_url (job id = row id). */
+  deliverCallback: {
+    queue: 'callbacks',
+    name: 'callback.deliver',
+    attempts: 5,
+    backoff: { type: 'fixed', delay: callbacksConfig.retryDelayMs },
+  },
+  /** Safety net: enqueues outbox rows whose delivery job was never created. */
+  dispatchPendingCallbacks: {
+    queue: 'callbacks',
+    name: 'callback.dispatch-pending',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** unsettled_paid → settled_paid once the settlement delay has passed. */
+  settlePayments: {
+    queue: 'reconciliation',
+    name: 'payment.settle',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** Verifies again the pending slips of one deposit account, after its statement got new lines. */
+  recheckSlips: {
+    queue: 'reconciliation',
+    name: 'slip.recheck',
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** Safety net: verifies again every pending slip (a lost re-check, a provider that answers late). */
+  sweepPendingSlips: {
+    queue: 'reconciliation',
+    name: 'slip.sweep-pending',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** Carries out one scheduled credential rotation at its run_at (job id from the rotation id). */
+  performCredentialRotation: {
+    queue: 'operations',
+    name: 'credentials.rotate',
+    attempts: 10,
+    backoff: { type: 'exponential', delay: 5000 },
+  },
+  /** Performs due rotations whose job was lost; revokes credentials whose grace ended. */
+  sweepCredentials: {
+    queue: 'operations',
+    name: 'credentials.sweep',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** Marks four-eyes approval requests nobody decided in time as expired, releasing what they held. */
+  sweepApprovalRequests: {
+    queue: 'operations',
+    name: 'approvals.sweep-expired',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+} as const satisfies Record<string, JobDefinition>
+
+export type JobKey = keyof typeof JOBS
+
+/** Repeatable jobs, registered as BullMQ job schedulers (one per id, whatever the number of workers). */
+export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
+  {
+    id: 'sweep-expired-payments',
+    job: 'sweepExpiredPayments',
+    everyMs: queueConfig.sweepIntervalMs,
+  },
+  { id: 'sweep-payouts', job: 'sweepPayouts', everyMs: queueConfig.sweepIntervalMs },
+  {
+    id: 'dispatch-pending-callbacks',
+    job: 'dispatchPendingCallbacks',
+    everyMs: queueConfig.sweepIntervalMs / 2,
+  },
+  { id: 'settle-payments', job: 'settlePayments', everyMs: queueConfig.sweepIntervalMs },
+  { id: 'sweep-credentials', job: 'sweepCredentials', everyMs: queueConfig.sweepIntervalMs },
+  {
+    id: 'sweep-approval-requests',
+    job: 'sweepApprovalRequests',
+    everyMs: queueConfig.sweepIntervalMs,
+  },
+  // Each pending slip may cost a provider call: every 5 sweep intervals.
+  { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
+]

@@ -1,0 +1,110 @@
+import { Queue, type JobsOptions } from 'bullmq'
+import { Redis, type RedisOptions } from 'ioredis'
+import queueConfig from '#config/queue'
+import { REDIS_COMMAND_TIMEOUT_MS, redisOptions } from '#core/redis'
+import { JOBS, type JobKey, type QueueName } from '#core/queue/jobs'
+
+export const queuePrefix = queueConfig.prefix
+
+/** A stalled job (its worker died) is handed to another worker after the lock runs out. */
+export const workerLockOptions = () => ({
+  lockDuration: queueConfig.lockDurationMs,
+  stalledInterval: queueConfig.lockDurationMs,
+})
+
+/** A connection for a BullMQ Worker: blocking commands, retried until Redis is back. */
+export function bullConnection(overrides: RedisOptions = {}) {
+  const connection = new Redis(
+    redisOptions({ maxRetriesPerRequest: null, lazyConnect: false, ...overrides })
+  )
+  connection.on('error', () => {})
+  return connection
+}
+
+const queues = new Map<QueueName, Queue>()
+let sharedConnection: Redis | undefined
+
+/**
+ * The connection of the queues below, created with the first of them: the
+ * worker's schedule check listens on it for a reconnect.
+ */
+export function queueConnection(): Redis {
+  sharedConnection ??= bullConnection({
+    enableOfflineQueue: false,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  })
+  return sharedConnection
+}
+
+/**
+ * The queues this process adds jobs to (and reads schedulers from). Their
+ * connection fails fast instead of queueing commands while Redis is away: a
+ * job added after a commit is best effort, the sweeps are the fallback, and a
+ * request must never wait for Redis to come back.
+ */
+export function queue(name: QueueName): Queue {
+  let instance = queues.get(name)
+  if (!instance) {
+    instance = new Queue(name, { connection: queueConnection(), prefix: queuePrefix })
+    // Connection errors repeat on every reconnect attempt while Redis is away;
+    // the calls that fail say so, and /health shows the outage.
+    instance.on('error', () => {})
+    queues.set(name, instance)
+  }
+  return instance
+}
+
+/**
+ * Adds a job with the retry policy of its definition. Fails within about a
+ * second when Redis is away: at once once the connection is known lost, and
+ * after REDIS_COMMAND_TIMEOUT_MS while it is still making its first connect
+ * (BullMQ would otherwise wait for Redis indefinitely). Callers that add a
+ * job after a commit treat a failure as "the sweep will do it".
+ */
+export async function dispatch(
+  job: JobKey,
+  data: Record<string, unknown>,
+  options: JobsOptions = {}
+) {
+  const definition = JOBS[job]
+  const target = queue(definition.queue)
+  const status = queueConnection().status
+  if (['reconnecting', 'close', 'end'].includes(status)) {
+    throw new Error(`Redis is not connected (${status}); job ${job} not added`)
+  }
+  const adding = target.add(definition.name, data, {
+    attempts: definition.attempts,
+    backoff: definition.backoff,
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 5000 },
+    ...options,
+  })
+  let timer: NodeJS.Timeout | undefined
+  try {
+    return await Promise.race([
+      adding,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`Redis did not take job ${job} within ${REDIS_COMMAND_TIMEOUT_MS} ms`)
+            ),
+          REDIS_COMMAND_TIMEOUT_MS
+        )
+      }),
+    ])
+  } catch (error) {
+    adding.catch(() => {}) // it may still complete or fail later; nobody waits for it
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+export async function closeQueues() {
+  await Promise.all([...queues.values()].map((instance) => instance.close()))
+  queues.clear()
+  const connection = sharedConnection
+  sharedConnection = undefined
+  await connection?.quit().catch(() => connection.disconnect())
+}

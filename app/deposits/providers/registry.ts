@@ -1,9 +1,0 @@
-import type { DepositProvider } from '#deposits/providers/deposit_provider'
-import { SandboxDepositProvider } from '#deposits/providers/sandbox_provider'
-
-/** External deposit providers by the name stored on deposit_accounts.provider. */
-const providers = new Map<string, DepositProvider>([['sandbox', new SandboxDepositProvider()]])
-
-export function depositProvider(name: string | null): DepositProvider | undefined {
-  return name ? providers.get(name) : undefined
-}

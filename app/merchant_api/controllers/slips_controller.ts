@@ -1,0 +1,33 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { sendSuccess } from '#merchant_api/envelope'
+import { validateSlipUpload } from '#merchant_api/validators/slip_upload'
+import { presentSlipUpload } from '#merchant_api/presenters/slip_presenter'
+import { findMerchantPayment } from '#payments/find_payment'
+import { SlipUploadLimitError, uploadSlip } from '#slips/actions/upload_slip'
+import { merchantActor } from '#core/actor'
+
+export default class SlipsController {
+  /** POST /slip/upload */
+  async upload(ctx: HttpContext) {
+    const input = await validateSlipUpload(ctx.merchantRequest.body)
+    const order = await findMerchantPayment(ctx.merchant, input.platformOrderId)
+    try {
+      const result = await uploadSlip({
+        order,
+        image: input.image,
+        source: 'merchant_api',
+        actor: {
+          ...merchantActor(ctx.merchant.merchantId),
+          ip: ctx.request.ip(),
+          requestId: ctx.request.id() ?? null,
+        },
+      })
+      sendSuccess(ctx, presentSlipUpload(result))
+    } catch (error) {
+      if (error instanceof SlipUploadLimitError) {
+        ctx.response.header('Retry-After', String(error.retryAfterSeconds))
+      }
+      throw error
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import Merchant from '#merchants/models/merchant'
+import { GatewayError } from '#exceptions/gateway_error'
+import {
+  activeCredentials,
+  decryptSecret,
+  hashToken,
+  safeEqual,
+  signBody,
+} from '#merchants/credentials'
+import { ipMatches, whitelistFor } from '#merchants/ip_whitelist'
+import { epochSeconds } from '#core/clock'
+
+export interface AuthenticationInput {
+  body: Record<string, unknown>
+  rawBody: Buffer
+  signature: string | undefined
+  sourceIp: string
+}
+
+const MERCHANT_ID_PATTERN = /^[A-Za-z0-9]{1,32}$/
+const TIME_PATTERN = /^\d{1,12}(\.\d+)?$/
+
+/**
+ * Establishes which merchant sent a request, in the order the spec fixes:
+ * merchant lookup and token, then the HMAC of the raw body, then the IP
+ * whitelist. The `time` freshness check runs after the signature so that
+ * nothing about it is revealed to a caller who cannot sign.
+ */
+export class MerchantAuthenticator {
+  constructor(private timeToleranceSeconds: number) {}
+
+  async authenticate(input: AuthenticationInput): Promise<Merchant> {
+    const { merchant_id: merchantId, token } = input.body
+
+    // One message for every identity failure: callers cannot probe which ids exist.
+    const identityFailed = () =>
+      GatewayError.authenticationFailed('merchant_id or token is missing or invalid')
+
+    if (typeof merchantId !== 'string' || !MERCHANT_ID_PATTERN.test(merchantId))
+      throw identityFailed()
+    if (typeof token !== 'string' || token.length === 0 || token.length > 256)
+      throw identityFailed()
+
+    const merchant = await Merchant.findBy('merchant_id', merchantId)
+    if (!merchant || merchant.status !== 'active') throw identityFailed()
+
+    const tokenHash = hashToken(token)
+    const candidates = (await activeCredentials(merchant.id)).filter((credential) =>
+      safeEqual(credential.tokenHash, tokenHash)
+    )
+    if (candidates.length === 0) throw identityFailed()
+
+    if (input.signature === undefined || input.signature === '') {
+      throw new GatewayError(403, 'signature-required', 'X-SIGNATURE header is required')
+    }
+    // Every candidate is checked (no early exit) so timing does not tell which matched.
+    let signed = false
+    for (const credential of candidates) {
+      const expected = signBody(decryptSecret(credential), input.rawBody)
+      signed = safeEqual(input.signature, expected) || signed
+    }
+    if (!signed) {
+      throw new GatewayError(
+        403,
+        'signature-error',
+        'X-SIGNATURE does not match the HMAC-SHA256 (lowercase hex) of the raw request body'
+      )
+    }
+
+    this.#checkTime(input.body.time)
+
+    const whitelist = await whitelistFor(merchant.id)
+    if (whitelist.length > 0 && !ipMatches(whitelist, input.sourceIp)) {
+      throw new GatewayError(
+        403,
+        'ip-not-whitelisted',
+        `source IP ${input.sourceIp} is not in this merchant's IP whitelist`
+      )
+    }
+
+    return merchant
+  }
+
+  #checkTime(time: unknown) {
+    const text =
+      typeof time === 'number' ? String(time) : typeof time === 'string' ? time.trim() : ''
+    if (!TIME_PATTERN.test(text)) {
+      throw GatewayError.invalidInputs(
+        'time is required: Unix epoch seconds, as a number or a string'
+      )
+    }
+    const skew = Math.abs(epochSeconds() - Math.floor(Number(text)))
+    if (skew > this.timeToleranceSeconds) {
+      throw GatewayError.authenticationFailed(
+        `time is ${skew} s away from the server clock (${epochSeconds()}); at most ${this.timeToleranceSeconds} s is accepted`
+      )
+    }
+  }
+}

@@ -1,0 +1,235 @@
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import Platform from '#merchants/models/platform'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
+import { openApprovalRequest } from '#approvals/approval_requests'
+import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
+import { clearable, thbAmount } from '#core/validation'
+import { changedValues, recordAudit } from '#core/audit'
+import { ActionError, onOff, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+
+export const configurePlatformValidator = vine.compile(
+  vine.object({
+    code: vine.string().trim(),
+    name: vine.string().trim().minLength(1).maxLength(120).optional(),
+    /** "none" clears it. */
+    payment_page_domain: clearable(vine.any().use(paymentPageDomain())).optional(),
+    /** The deposit killswitch: off makes every payment create answer 503 killswitch_off. */
+    deposit_enabled: vine.any().use(onOff()).optional(),
+    deposit_hours: vine.any().use(openHours()).optional(),
+    settlement_hours: vine.any().use(openHours()).optional(),
+    /** THB; marking a payment paid above it needs a second operator. "none": never. */
+    four_eyes_threshold: clearable(vine.any().use(thbAmount({ allowZero: true }))).optional(),
+    comment: vine.string().trim().maxLength(500).optional(),
+  })
+)
+
+/**
+ * Changes a platform's settings: name, payment page domain, the deposit
+ * killswitch, deposit and settlement open hours, the four-eyes threshold.
+ * Only the fields given change; returns the platform, the names of the
+ * settings that changed (none: nothing written or audited) and the approval
+ * requests opened.
+ *
+ * Four eyes: a back-office operator (an actor with an operator id) cannot
+ * alone switch deposits back on after the killswitch, nor raise or remove
+ * the four-eyes threshold; those changes become approval requests for
+ * another admin, and the rest of the change is saved. From the command line
+ * (shell access to a server, outside the back-office's roles) they apply at
+ * once, and the audit row says so.
+ */
+export async function configurePlatform(input: Record<string, unknown>, actor: Actor) {
+  const data = await validateInput(configurePlatformValidator, input)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const platform = await Platform.query({ client: trx })
+        .where('code', data.code)
+        .forUpdate()
+        .first()
+      if (!platform) throw ActionError.notFound('code', `no platform "${data.code}"`)
+
+      const fromBackOffice = actor.operatorId !== undefined && actor.operatorId !== null
+      const asked: Array<{ action: string; input: Record<string, unknown> }> = []
+      const before = platformSnapshot(platform)
+      const switchesOn = data.deposit_enabled === true && !platform.depositEnabled
+      const threshold = data.four_eyes_threshold
+      const weakens =
+        threshold !== undefined &&
+        platform.fourEyesThreshold !== null &&
+        (threshold === null || threshold > platform.fourEyesThreshold)
+
+      if (data.name !== undefined) platform.name = data.name
+      if (data.payment_page_domain !== undefined)
+        platform.paymentPageDomain = data.payment_page_domain
+      if (data.deposit_enabled !== undefined) {
+        if (switchesOn && fromBackOffice) {
+          asked.push({
+            action: 'platform.enable_deposits',
+            input: { code: platform.code, comment: data.comment },
+          })
+        } else {
+          platform.depositEnabled = data.deposit_enabled
+        }
+      }
+      if (data.deposit_hours !== undefined) {
+        ;[platform.depositOpenFrom, platform.depositOpenTo] = data.deposit_hours
+      }
+      if (data.settlement_hours !== undefined) {
+        ;[platform.settlementOpenFrom, platform.settlementOpenTo] = data.settlement_hours
+      }
+      if (threshold !== undefined) {
+        if (weakens && fromBackOffice) {
+          asked.push({
+            action: 'platform.four_eyes_threshold',
+            input: { code: platform.code, four_eyes_threshold: threshold, comment: data.comment },
+          })
+        } else {
+          platform.fourEyesThreshold = threshold
+        }
+      }
+
+      const diff = changedValues(before, platformSnapshot(platform))
+      if (diff.changed.length > 0) {
+        await platform.useTransaction(trx).save()
+        const directly = !fromBackOffice && (switchesOn || weakens)
+        await recordAudit(trx, actor, {
+          action: 'platform.configure',
+          target: { type: 'platform', id: platform.code },
+          before: diff.before,
+          after: diff.after,
+          reason: { comment: data.comment },
+          details: directly ? { four_eyes: 'not required from the command line' } : null,
+        })
+      }
+
+      const requests: ApprovalRequest[] = []
+      for (const ask of asked) {
+        requests.push(
+          await openApprovalRequest(trx, {
+            action: ask.action,
+            target: platformTarget(platform),
+            input: ask.input,
+            prepared: { platform, target: platformTarget(platform) },
+            actor,
+            reason: { comment: data.comment },
+          })
+        )
+      }
+      return { platform, changed: diff.changed, requests }
+    })
+  )
+}
+
+function platformTarget(platform: Platform): ApprovalTarget {
+  return { type: 'platform', id: platform.code, amount: null, reviewedBy: null }
+}
+
+async function lockPlatform(trx: TransactionClientContract, code: string) {
+  const platform = await Platform.query({ client: trx }).where('code', code).forUpdate().first()
+  if (!platform) throw ActionError.notFound('code', `no platform "${code}"`)
+  return platform
+}
+
+async function applyApproved(
+  trx: TransactionClientContract,
+  platform: Platform,
+  change: (platform: Platform) => void,
+  comment: string | undefined,
+  context: RunContext
+) {
+  const before = platformSnapshot(platform)
+  change(platform)
+  const diff = changedValues(before, platformSnapshot(platform))
+  await platform.useTransaction(trx).save()
+  await recordAudit(trx, context.actor, {
+    action: 'platform.configure',
+    target: { type: 'platform', id: platform.code },
+    before: diff.before,
+    after: diff.after,
+    reason: { comment },
+    details: context.request
+      ? {
+          approval_request_id: context.request.id,
+          requested_by: context.request.requestedByActor,
+        }
+      : null,
+  })
+  return diff.after
+}
+
+/* Switching deposits back on, as an approval request stores and runs it. */
+
+const depositsOnSchema = vine.object({
+  code: vine.string().trim(),
+  comment: vine.string().trim().maxLength(500).optional(),
+})
+export const depositsOnValidator = vine.compile(depositsOnSchema)
+export type DepositsOnData = Infer<typeof depositsOnSchema>
+
+export async function prepareDepositsOn(trx: TransactionClientContract, data: DepositsOnData) {
+  const platform = await lockPlatform(trx, data.code)
+  if (platform.depositEnabled) {
+    throw ActionError.field('code', `deposits of platform ${platform.code} are already on`)
+  }
+  return { platform, target: platformTarget(platform) }
+}
+
+export function runDepositsOn(
+  trx: TransactionClientContract,
+  prepared: Awaited<ReturnType<typeof prepareDepositsOn>>,
+  data: DepositsOnData,
+  context: RunContext
+) {
+  return applyApproved(
+    trx,
+    prepared.platform,
+    (platform) => (platform.depositEnabled = true),
+    data.comment,
+    context
+  )
+}
+
+/* Raising or removing the four-eyes threshold, as an approval request stores and runs it. */
+
+const fourEyesThresholdSchema = vine.object({
+  code: vine.string().trim(),
+  /** Satang (stored as validated), null: never. */
+  four_eyes_threshold: vine.number().withoutDecimals().min(0).nullable(),
+  comment: vine.string().trim().maxLength(500).optional(),
+})
+export const fourEyesThresholdValidator = vine.compile(fourEyesThresholdSchema)
+export type FourEyesThresholdData = Infer<typeof fourEyesThresholdSchema>
+
+export async function prepareFourEyesThreshold(
+  trx: TransactionClientContract,
+  data: FourEyesThresholdData
+) {
+  const platform = await lockPlatform(trx, data.code)
+  if (platform.fourEyesThreshold === data.four_eyes_threshold) {
+    throw ActionError.field(
+      'four_eyes_threshold',
+      `the four-eyes threshold of platform ${platform.code} is already ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
+    )
+  }
+  return { platform, target: platformTarget(platform) }
+}
+
+export function runFourEyesThreshold(
+  trx: TransactionClientContract,
+  prepared: Awaited<ReturnType<typeof prepareFourEyesThreshold>>,
+  data: FourEyesThresholdData,
+  context: RunContext
+) {
+  return applyApproved(
+    trx,
+    prepared.platform,
+    (platform) => (platform.fourEyesThreshold = data.four_eyes_threshold),
+    data.comment,
+    context
+  )
+}

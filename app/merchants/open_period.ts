@@ -1,0 +1,31 @@
+import { DateTime } from 'luxon'
+import { GATEWAY_ZONE } from '#core/clock'
+
+const HH_MM = /^([01]\d|2[0-3]):([0-5]\d)$/
+
+export function isValidTimeOfDay(value: string) {
+  return HH_MM.test(value)
+}
+
+/**
+ * Whether `at` falls inside the daily window [from, to) in Bangkok time. Null
+ * bounds mean always open; from > to is a window across midnight (22:00-06:00).
+ */
+export function isWithinOpenPeriod(
+  from: string | null,
+  to: string | null,
+  at: DateTime = DateTime.utc()
+) {
+  if (!from || !to) return true
+  const local = at.setZone(GATEWAY_ZONE)
+  const minutes = local.hour * 60 + local.minute
+  const start = toMinutes(from)
+  const end = toMinutes(to)
+  if (start === end) return true
+  return start < end ? minutes >= start && minutes < end : minutes >= start || minutes < end
+}
+
+function toMinutes(value: string) {
+  const [hours, minutes] = value.split(':').map(Number)
+  return hours * 60 + minutes
+}

@@ -1,0 +1,70 @@
+import { DateTime } from 'luxon'
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { compose } from '@adonisjs/core/helpers'
+import hash from '@adonisjs/core/services/hash'
+import { withAuthFinder } from '@adonisjs/auth/mixins/lucid'
+import type { OperatorRole } from '#operators/roles'
+
+const AuthFinder = withAuthFinder(() => hash.use(), {
+  uids: ['email'],
+  passwordColumnName: 'password',
+})
+
+/** A person who works in the back-office. */
+export default class Operator extends compose(BaseModel, AuthFinder) {
+  @column({ isPrimary: true })
+  declare id: number
+
+  @column()
+  declare email: string
+
+  @column()
+  declare name: string
+
+  /** argon2id hash; null until the operator sets one through their enrolment link. */
+  @column({ serializeAs: null })
+  declare password: string | null
+
+  /** SHA-256 of the one-time enrolment link's token (null once used). */
+  @column({ serializeAs: null })
+  declare enrolmentTokenHash: string | null
+
+  @column.dateTime()
+  declare enrolmentExpiresAt: DateTime | null
+
+  @column()
+  declare role: OperatorRole
+
+  @column({ serializeAs: null })
+  declare totpSecretEncrypted: string | null
+
+  @column.dateTime()
+  declare totpEnabledAt: DateTime | null
+
+  @column({ consume: (value) => (value === null ? null : Number(value)), serializeAs: null })
+  declare totpLastStep: number | null
+
+  @column({
+    serializeAs: null,
+    prepare: (value: string[] | null) => (value === null ? null : JSON.stringify(value)),
+    consume: (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value),
+  })
+  declare recoveryCodeHashes: string[] | null
+
+  @column.dateTime()
+  declare disabledAt: DateTime | null
+
+  @column.dateTime()
+  declare lastLoginAt: DateTime | null
+
+  @column.dateTime({ autoCreate: true })
+  declare createdAt: DateTime
+
+  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  declare updatedAt: DateTime
+
+  /** How the audit log and the order timeline name this operator. */
+  get actorName() {
+    return `operator:${this.email}`
+  }
+}

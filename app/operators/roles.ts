@@ -1,0 +1,30 @@
+import { Bouncer } from '@adonisjs/bouncer'
+import type Operator from '#operators/models/operator'
+
+/**
+ * Roles, each including the one below: a viewer reads; an operator also runs
+ * operations (reviews, decisions, resends); an admin also configures
+ * (platforms, merchants, the deposit-account pool, operators).
+ */
+export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const
+export type OperatorRole = (typeof OPERATOR_ROLES)[number]
+
+const rank = (role: OperatorRole) => OPERATOR_ROLES.indexOf(role)
+
+export function hasRole(operator: Pick<Operator, 'role'>, needed: OperatorRole) {
+  return rank(operator.role) >= rank(needed)
+}
+
+/** Abilities checked on the server for every back-office request (bouncer). */
+export const readBackOffice = Bouncer.ability((operator: Operator) => hasRole(operator, 'viewer'))
+export const runOperations = Bouncer.ability((operator: Operator) => hasRole(operator, 'operator'))
+export const configureGateway = Bouncer.ability((operator: Operator) => hasRole(operator, 'admin'))
+
+/** Every ability, for the request's bouncer (and @can in templates). */
+export const abilities = { readBackOffice, runOperations, configureGateway }
+
+export const ABILITY_BY_ROLE = {
+  viewer: readBackOffice,
+  operator: runOperations,
+  admin: configureGateway,
+} as const

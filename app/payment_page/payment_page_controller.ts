@@ -1,0 +1,155 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import app from '@adonisjs/core/services/app'
+import {
+  acceptsSlips,
+  findOrderByUuid,
+  pageState,
+  paymentPageView,
+  type PageState,
+} from '#payment_page/payment_page'
+import {
+  PAGE_TEXT,
+  SLIP_NOTICES,
+  pageLanguage,
+  slipNotice,
+  type PageLanguage,
+  type SlipNotice,
+} from '#payment_page/payment_page_text'
+import { readSlipForm } from '#payment_page/slip_form'
+import { PaymentPageSlipRateLimit } from '#payment_page/slip_rate_limit'
+import { uploadSlip } from '#slips/actions/upload_slip'
+import { GatewayError } from '#exceptions/gateway_error'
+import { RedisConnections } from '#core/redis'
+import type { Actor } from '#core/actor'
+import paymentsConfig from '#config/payments'
+
+const slipLimits = paymentsConfig.paymentPageSlips
+
+let rateLimit: PaymentPageSlipRateLimit | undefined
+async function slipRateLimit() {
+  rateLimit ??= new PaymentPageSlipRateLimit(
+    (await app.container.make(RedisConnections)).main,
+    slipLimits.perIpPerMinute
+  )
+  return rateLimit
+}
+
+function pageHeaders(response: HttpContext['response']) {
+  response.header('Cache-Control', 'no-store')
+  response.header('Referrer-Policy', 'no-referrer')
+  response.header('X-Frame-Options', 'DENY')
+}
+
+/** The slip notice at the top of the page, in the page's language. */
+function noticeView(flag: SlipNotice | null, state: PageState, lang: PageLanguage) {
+  // A paid order needs no word about slips; a receipt only while slips still matter.
+  if (!flag || state === 'paid') return null
+  if (flag === 'received' && state !== 'pay' && state !== 'review') return null
+  const megabytes = Math.floor(slipLimits.maxBytes / (1024 * 1024))
+  return {
+    flag,
+    received: flag === 'received',
+    text: PAGE_TEXT[lang].slipNotice[SLIP_NOTICES[flag]].replace('{mb}', String(megabytes)),
+  }
+}
+
+/**
+ * What the customer is told about a refusal of the upload action. Whatever
+ * the verification found is never shown here: operators see it.
+ */
+function refusalNotice(error: GatewayError): SlipNotice {
+  switch (error.identifier) {
+    case 'too-many-requests':
+      return error.data?.limit === 'cap' ? 'too-many' : 'wait'
+    case 'permission-denied':
+    case 'not-found':
+      return 'closed'
+    case 'invalid-inputs':
+      return 'not-image'
+    default:
+      return 'failed'
+  }
+}
+
+/** The customer who has the payment page open. */
+function customerActor(request: HttpContext['request']): Actor {
+  return { name: 'customer', ip: request.ip(), requestId: request.id() ?? null }
+}
+
+/** The hosted payment page behind payment_url (customers, on a phone). */
+export default class PaymentPageController {
+  /** GET /pay/:uuid (`?slip=` names the outcome of an upload just made) */
+  async show({ params, request, response, view }: HttpContext) {
+    const lang = pageLanguage(request.input('lang'), request.header('accept-language'))
+    const order = await findOrderByUuid(params.uuid)
+    pageHeaders(response)
+    if (!order) {
+      response.status(404)
+      return view.render('pay/not_found', { t: PAGE_TEXT[lang], lang })
+    }
+    const page = await paymentPageView(order)
+    const notice = noticeView(slipNotice(request.input('slip')), page.state, lang)
+    return view.render('pay/show', { page, t: PAGE_TEXT[lang], lang, notice })
+  }
+
+  /** GET /pay/:uuid/status: polled by the page to show the final state without a reload loop. */
+  async status({ params, response }: HttpContext) {
+    const order = await findOrderByUuid(params.uuid)
+    response.header('Cache-Control', 'no-store')
+    if (!order) return response.status(404).send({ state: 'not_found' })
+    return { state: pageState(order), expire_at_ms: order.expireAt.toMillis() }
+  }
+
+  /**
+   * POST /pay/:uuid/slip: a slip from the page's plain form (multipart, field
+   * `slip`). Every outcome goes back to the page (303, `?slip=<outcome>`), so
+   * it works without JavaScript and a reload does not send the slip again.
+   */
+  async uploadSlip({ params, request, response, view, logger }: HttpContext) {
+    const lang = pageLanguage(request.qs().lang, request.header('accept-language'))
+    pageHeaders(response)
+    const back = (flag: SlipNotice, reason?: string) => {
+      // Refusals are outcomes, not errors: one line for whoever looks into a complaint.
+      if (flag !== 'received') {
+        logger.info(
+          { slip: flag, uuid: String(params.uuid).slice(0, 64), reason },
+          'payment page slip upload refused'
+        )
+      }
+      response
+        .redirect()
+        .status(303)
+        .toPath(`/pay/${encodeURIComponent(String(params.uuid))}?lang=${lang}&slip=${flag}`)
+    }
+
+    // Per source IP, before the body or the database is read.
+    const retryAfter = await (await slipRateLimit()).consume(request.ip())
+    if (retryAfter !== null) {
+      response.header('Retry-After', String(retryAfter))
+      return back('rate-limited')
+    }
+    const order = await findOrderByUuid(params.uuid)
+    if (!order) {
+      response.status(404)
+      return view.render('pay/not_found', { t: PAGE_TEXT[lang], lang })
+    }
+    if (!acceptsSlips(order)) return back('closed')
+
+    const form = await readSlipForm(request, slipLimits.maxBytes)
+    if (form.kind !== 'image') return back(form.kind)
+    try {
+      await uploadSlip({
+        order,
+        image: form.bytes,
+        source: 'payment_page',
+        actor: customerActor(request),
+      })
+    } catch (error) {
+      if (error instanceof GatewayError && error.status < 500) {
+        return back(refusalNotice(error), error.message)
+      }
+      throw error
+    }
+    return back('received')
+  }
+}

@@ -1,0 +1,285 @@
+import { DateTime } from 'luxon'
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type PaymentOrder from '#payments/models/payment_order'
+import type PaymentSlip from '#slips/models/payment_slip'
+import Merchant from '#merchants/models/merchant'
+import Platform from '#merchants/models/platform'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
+import {
+  livePendingRequest,
+  needsFourEyes,
+  openApprovalRequest,
+  pendingRefusal,
+} from '#approvals/approval_requests'
+import { transitionPayment } from '#payments/payment_state'
+import {
+  decisionComment,
+  lockPayment,
+  paymentOrderId,
+  paymentSnapshot,
+  underlyingStatus,
+} from '#payments/payment_rules'
+import {
+  assertUndecided,
+  hasUndecidedSlips,
+  latestSlipReviewer,
+  lockSlip,
+  slipReviewSnapshot,
+} from '#slips/slip_review'
+import { recordOrderEvent } from '#core/order_events'
+import { changedValues, recordAudit } from '#core/audit'
+import { ActionError, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+
+/** Why an operator says the customer paid. */
+export const MARK_PAID_REASON_CODES = [
+  'slip_verified',
+  'seen_on_statement',
+  'bank_confirmed',
+  'provider_confirmed',
+  'other',
+] as const
+
+const schema = vine.object({
+  platform_order_id: vine.any().use(paymentOrderId()),
+  /** The slip the decision rests on: it is marked approved with the order. */
+  slip_id: vine.number().withoutDecimals().min(1).optional(),
+  reason_code: vine.enum(MARK_PAID_REASON_CODES),
+  comment: decisionComment(),
+})
+
+export const markPaymentPaidValidator = vine.compile(schema)
+export type MarkPaidData = Infer<typeof schema>
+
+export const MARK_PAID_MESSAGES = {
+  'reason_code.required': `reason_code is required: one of ${MARK_PAID_REASON_CODES.join(', ')}`,
+  'comment.required': 'comment is required: say what shows that the customer paid',
+  'slip_id.number': 'slip_id must be a slip number',
+}
+
+export type MarkPaidPrepared = Awaited<ReturnType<typeof prepareMarkPaid>>
+
+export type MarkPaidResult =
+  | { outcome: 'paid'; order: PaymentOrder; request: null }
+  | { outcome: 'approval_requested'; order: PaymentOrder; request: ApprovalRequest }
+
+/**
+ * An operator marks an open payment successful: open → unsettled_paid
+ * through the transition function, as a matched statement line does (the
+ * payment_paid posting, the PAID callback row, the order event), with a
+ * reason code and a comment; the order no longer awaits review. With
+ * `slip_id` the slip is marked approved by the operator.
+ *
+ * Above the platform's four_eyes_threshold nothing is paid: an approval
+ * request is opened instead (outcome "approval_requested") and the order
+ * waits for it without expiring. A second submit finds the order paid or
+ * the request pending and is refused.
+ *
+ * A frozen order that was open may be marked paid (the state table allows
+ * freeze → unsettled_paid for it); error is final, a late payment is
+ * credited instead.
+ */
+export async function markPaymentPaid(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<MarkPaidResult> {
+  const data = await validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const prepared = await prepareMarkPaid(trx, data, actor)
+      const live = await livePendingRequest(trx, 'mark_paid', prepared.target)
+      if (live) throw pendingRefusal(live, 'platform_order_id')
+
+      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.order.amount)) {
+        const request = await openApprovalRequest(trx, {
+          action: 'payment.mark_paid',
+          target: prepared.target,
+          input: data,
+          prepared,
+          actor,
+          reason: { code: data.reason_code, comment: data.comment },
+        })
+        return { outcome: 'approval_requested' as const, order: prepared.order, request }
+      }
+      await runMarkPaid(trx, prepared, data, { actor, request: null })
+      return { outcome: 'paid' as const, order: prepared.order, request: null }
+    })
+  )
+}
+
+/**
+ * Locks the order (and the slip), checks both allow the decision now. The
+ * reviewer of record, who may not approve: `actor` when a slip is named (they
+ * review it now), otherwise whoever last decided on a slip of this order
+ * (e.g. rejected it before the credit was found).
+ */
+export async function prepareMarkPaid(
+  trx: TransactionClientContract,
+  data: MarkPaidData,
+  actor?: Actor
+) {
+  const order = await lockPayment(trx, data.platform_order_id)
+  let slip: PaymentSlip | null = null
+  if (data.slip_id !== undefined) {
+    slip = await lockSlip(trx, data.slip_id)
+    if (slip.paymentOrderId !== order.id) {
+      throw ActionError.field('slip_id', `slip ${slip.id} belongs to another payment order`)
+    }
+    // First: a second submit of the same slip decision says so.
+    assertUndecided(slip)
+  }
+  assertPayable(order)
+  const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
+  const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
+  const target: ApprovalTarget = {
+    type: 'payment',
+    id: order.platformOrderId,
+    amount: order.amount,
+    reviewedBy: slip ? (actor?.operatorId ?? null) : await latestSlipReviewer(trx, order.id),
+  }
+  return { order, slip, platform, target }
+}
+
+function assertPayable(order: PaymentOrder) {
+  const underlying = underlyingStatus(order)
+  if (underlying === 'open') return
+  const id = order.platformOrderId
+  let why: string
+  if (order.status === 'freeze') {
+    why = `${id} was frozen after it was paid; unfreeze it instead`
+  } else if (order.status === 'error') {
+    why = `${id} is error (${order.errorReason ?? 'closed'}), a final status: a late payment is credited to the merchant, not marked paid`
+  } else {
+    why = `${id} is already ${order.status}`
+  }
+  throw ActionError.field('platform_order_id', why)
+}
+
+/**
+ * The change itself, in the caller's transaction, after prepareMarkPaid:
+ * the transition (ledger, PAID callback, event), the slip's review, the
+ * audit rows. On approval `context.request` is the approved request and the
+ * slip's reviewer is the one who asked.
+ */
+export async function runMarkPaid(
+  trx: TransactionClientContract,
+  prepared: MarkPaidPrepared,
+  data: MarkPaidData,
+  context: RunContext
+) {
+  const { order, slip } = prepared
+  const { actor, request } = context
+  const now = DateTime.utc()
+  const before = paymentSnapshot(order)
+  order.awaitingReview = false
+  await transitionPayment(trx, order, {
+    to: 'unsettled_paid',
+    actor,
+    reason: [
+      `marked paid (${data.reason_code})`,
+      slip ? `slip ${slip.id}` : null,
+      request ? `approval request #${request.id}` : null,
+    ]
+      .filter(Boolean)
+      .join(', ')
+      .concat(`: ${data.comment}`),
+    paidAt: now,
+    now,
+  })
+  const diff = changedValues(before, paymentSnapshot(order))
+  await recordAudit(trx, actor, {
+    action: 'payment.mark_paid',
+    target: { type: 'payment', id: order.platformOrderId },
+    before: diff.before,
+    after: diff.after,
+    reason: { code: data.reason_code, comment: data.comment },
+    details: {
+      amount: order.amount,
+      transfer_amount: order.transferAmount,
+      slip_id: slip?.id ?? null,
+      approval_request_id: request?.id ?? null,
+      requested_by: request?.requestedByActor ?? null,
+    },
+  })
+  if (slip) {
+    const slipBefore = slipReviewSnapshot(slip)
+    slip.merge({
+      reviewedBy: request ? request.reviewedBy : (actor.operatorId ?? null),
+      reviewedAt: now,
+      reviewDecision: 'approved',
+      reviewReasonCode: data.reason_code,
+      reviewComment: data.comment,
+    })
+    await slip.useTransaction(trx).save()
+    await recordAudit(trx, actor, {
+      action: 'slip.review',
+      target: { type: 'slip', id: String(slip.id) },
+      before: slipBefore,
+      after: slipReviewSnapshot(slip),
+      reason: { code: data.reason_code, comment: data.comment },
+      details: {
+        platform_order_id: order.platformOrderId,
+        approval_request_id: request?.id ?? null,
+      },
+    })
+  }
+  return {
+    platform_order_id: order.platformOrderId,
+    status: order.status,
+    fee: order.fee,
+    paid_at: order.paidAt?.toISO() ?? null,
+    slip_id: slip?.id ?? null,
+  }
+}
+
+/** While a mark-paid request waits, the order is under review: it does not expire. */
+export async function holdForReview(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  request: ApprovalRequest
+) {
+  // Read again: closing an expired request of this order may just have changed the row.
+  const current = await lockPayment(trx, order.platformOrderId)
+  order.awaitingReview = true
+  if (current.awaitingReview) return
+  current.awaitingReview = true
+  await current.useTransaction(trx).save()
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor: { name: request.requestedByActor, operatorId: request.requestedBy },
+    reason: `approval request #${request.id}: marking paid waits for a second operator`,
+  })
+}
+
+/**
+ * A mark-paid request rejected or expired: the order stays under review only
+ * if a slip still waits for a decision; otherwise it is plain open again and
+ * expires as usual.
+ */
+export async function releaseReviewHold(
+  trx: TransactionClientContract,
+  data: MarkPaidData,
+  request: ApprovalRequest
+) {
+  const order = await lockPayment(trx, data.platform_order_id)
+  if (underlyingStatus(order) !== 'open' || !order.awaitingReview) return
+  if (await hasUndecidedSlips(trx, order.id)) return
+  order.awaitingReview = false
+  await order.useTransaction(trx).save()
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor: { name: request.decidedByActor ?? 'system', operatorId: request.decidedBy },
+    reason: `approval request #${request.id} ${request.status}: no longer under review`,
+  })
+}

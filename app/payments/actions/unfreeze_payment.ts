@@ -1,0 +1,77 @@
+import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
+import type PaymentOrder from '#payments/models/payment_order'
+import { transitionPayment } from '#payments/payment_state'
+import {
+  decisionComment,
+  lockPayment,
+  paymentOrderId,
+  paymentSnapshot,
+} from '#payments/payment_rules'
+import { changedValues, recordAudit } from '#core/audit'
+import { ActionError, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+
+/** Why a hold ends. */
+export const UNFREEZE_REASON_CODES = [
+  'review_cleared',
+  'merchant_request',
+  'bank_confirmed',
+  'frozen_by_mistake',
+  'other',
+] as const
+
+export const unfreezePaymentValidator = vine.compile(
+  vine.object({
+    platform_order_id: vine.any().use(paymentOrderId()),
+    reason_code: vine.enum(UNFREEZE_REASON_CODES),
+    comment: decisionComment(),
+  })
+)
+
+const MESSAGES = {
+  'reason_code.required': `reason_code is required: one of ${UNFREEZE_REASON_CODES.join(', ')}`,
+  'comment.required': 'comment is required: say why the hold ends',
+}
+
+/**
+ * An operator ends a freeze: the payment returns to the state it was frozen
+ * in (status_before_freeze), through the transition function; nothing else
+ * changes. Back to open, it expires as usual (at once, by the next sweep,
+ * when its expire_datetime has passed and no slip awaits review); back to
+ * unsettled_paid, it settles with the next run. A second submit finds it no
+ * longer frozen and is refused.
+ */
+export async function unfreezePayment(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<PaymentOrder> {
+  const data = await validateInput(unfreezePaymentValidator, input, MESSAGES)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const order = await lockPayment(trx, data.platform_order_id)
+      if (order.status !== 'freeze' || !order.statusBeforeFreeze) {
+        throw ActionError.field(
+          'platform_order_id',
+          `${order.platformOrderId} is not frozen (it is ${order.status})`
+        )
+      }
+      const before = paymentSnapshot(order)
+      await transitionPayment(trx, order, {
+        to: order.statusBeforeFreeze,
+        actor,
+        reason: `unfrozen (${data.reason_code}): ${data.comment}`,
+      })
+      const diff = changedValues(before, paymentSnapshot(order))
+      await recordAudit(trx, actor, {
+        action: 'payment.unfreeze',
+        target: { type: 'payment', id: order.platformOrderId },
+        before: diff.before,
+        after: diff.after,
+        reason: { code: data.reason_code, comment: data.comment },
+      })
+      return order
+    })
+  )
+}

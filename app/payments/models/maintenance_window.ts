@@ -1,0 +1,42 @@
+import { DateTime } from 'luxon'
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+
+/** A time when one deposit account, or every account of a bank, is out of selection. */
+export default class MaintenanceWindow extends BaseModel {
+  static table = 'deposit_maintenance_windows'
+
+  @column({ isPrimary: true })
+  declare id: number
+
+  /** The account taken out; null when the window is for a bank. */
+  @column()
+  declare depositAccountId: number | null
+
+  /** Every account of this bank is taken out; null when the window is for one account. */
+  @column()
+  declare bank: string | null
+
+  @column.dateTime()
+  declare startsAt: DateTime
+
+  @column.dateTime()
+  declare endsAt: DateTime
+
+  @column()
+  declare reason: string
+
+  @column()
+  declare createdBy: string
+
+  @column.dateTime()
+  declare cancelledAt: DateTime | null
+
+  @column()
+  declare cancelledBy: string | null
+
+  @column.dateTime({ autoCreate: true })
+  declare createdAt: DateTime
+
+  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  declare updatedAt: DateTime
+}

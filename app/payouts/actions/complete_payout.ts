@@ -1,0 +1,80 @@
+import { DateTime } from 'luxon'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import PayoutOrder from '#payouts/models/payout_order'
+import { isFinalPayoutStatus, transitionPayout } from '#payouts/payout_state'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { recordOrderEvent } from '#core/order_events'
+import { SYSTEM, type Actor } from '#core/actor'
+
+export type PayoutOutcome =
+  | { success: true }
+  | { success: false; reason: string; status?: 'failed' | 'error' | 'rejected' | 'cancelled' }
+
+/**
+ * The bank's final answer for a payout, in one transaction (the caller's when
+ * given: a statement line and the payout it settles commit together).
+ * Idempotent: a final order is left as it is and false is returned.
+ */
+export async function completePayout(
+  payoutOrderId: number,
+  outcome: PayoutOutcome,
+  options: {
+    now?: DateTime
+    client?: TransactionClientContract
+    actor?: Actor
+    reason?: string
+  } = {}
+) {
+  const run = <T>(work: (trx: TransactionClientContract) => Promise<T>) =>
+    options.client ? work(options.client) : db.transaction(work)
+  return run(async (trx) => {
+    const order = await PayoutOrder.query({ client: trx })
+      .where('id', payoutOrderId)
+      .forUpdate()
+      .first()
+    if (!order || isFinalPayoutStatus(order.status)) return false
+    await transitionPayout(trx, order, {
+      to: outcome.success ? 'success' : (outcome.status ?? 'failed'),
+      actor: options.actor ?? SYSTEM,
+      reason: options.reason ?? (outcome.success ? 'the bank confirmed the transfer' : null),
+      failureReason: outcome.success ? undefined : outcome.reason,
+      now: options.now,
+    })
+    return true
+  })
+}
+
+/**
+ * The hold timeout: an order still open after the hold period gives its
+ * amount + fee back to balance and stays open. Idempotent.
+ */
+export async function releasePayoutHold(payoutOrderId: number, now = DateTime.utc()) {
+  return db.transaction(async (trx) => {
+    const order = await PayoutOrder.query({ client: trx })
+      .where('id', payoutOrderId)
+      .forUpdate()
+      .first()
+    if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
+    if (order.holdExpiresAt > now) return false
+    await postLedgerTransaction(trx, {
+      kind: `${order.kind}_hold_release`,
+      reference: { type: order.kind, id: order.platformOrderId },
+      legs: [
+        { merchantId: order.merchantId, account: 'frozen', amount: -order.total },
+        { merchantId: order.merchantId, account: 'available', amount: order.total },
+      ],
+    })
+    order.holdState = 'released'
+    await order.useTransaction(trx).save()
+    await recordOrderEvent(trx, {
+      orderType: order.kind,
+      orderId: order.id,
+      from: order.status,
+      to: order.status,
+      actor: SYSTEM,
+      reason: 'hold released: no final answer within the hold period',
+    })
+    return true
+  })
+}

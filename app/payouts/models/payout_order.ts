@@ -1,0 +1,80 @@
+import { DateTime } from 'luxon'
+import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { satangColumn } from '#core/columns'
+import type { PayoutStatus } from '#payouts/payout_state'
+
+export type PayoutKind = 'withdraw' | 'settlement'
+export type HoldState = 'held' | 'released' | 'consumed' | 'returned'
+
+export default class PayoutOrder extends BaseModel {
+  @column({ isPrimary: true, consume: Number })
+  declare id: number
+
+  @column()
+  declare platformOrderId: string
+
+  @column()
+  declare merchantId: number
+
+  @column()
+  declare kind: PayoutKind
+
+  @column()
+  declare merchantOrderId: string
+
+  @column(satangColumn)
+  declare amount: number
+
+  @column(satangColumn)
+  declare fee: number
+
+  @column()
+  declare bank: string
+
+  @column()
+  declare accountNo: string
+
+  @column()
+  declare accountName: string
+
+  @column()
+  declare notifyUrl: string | null
+
+  @column()
+  declare status: PayoutStatus
+
+  @column()
+  declare holdState: HoldState
+
+  @column.dateTime()
+  declare holdExpiresAt: DateTime
+
+  @column()
+  declare connector: string
+
+  @column()
+  declare connectorReference: string | null
+
+  @column()
+  declare batchId: string | null
+
+  @column()
+  declare failureReason: string | null
+
+  @column.dateTime()
+  declare orderAt: DateTime
+
+  @column.dateTime()
+  declare doneAt: DateTime | null
+
+  @column.dateTime({ autoCreate: true })
+  declare createdAt: DateTime
+
+  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  declare updatedAt: DateTime
+
+  /** amount + fee: what the hold took from balance. */
+  get total() {
+    return this.amount + this.fee
+  }
+}

@@ -1,0 +1,27 @@
+import vine from '@vinejs/vine'
+import type { FieldContext } from '@vinejs/vine/types'
+import type PayoutOrder from '#payouts/models/payout_order'
+import { isPlatformOrderId } from '#core/order_ids'
+
+/** A withdrawal's or settlement's platform_order_id: 24 characters, marker W or M at index 3. */
+export const payoutOrderId = vine.createRule((value, _options, field: FieldContext) => {
+  const id = typeof value === 'string' ? value.trim() : value
+  if (!isPlatformOrderId(id, 'W') && !isPlatformOrderId(id, 'M')) {
+    return field.report(
+      `${field.name} must be a withdrawal or settlement id: 24 characters with marker W or M at index 3`,
+      'payout_order_id',
+      field
+    )
+  }
+  field.mutate(id, field)
+})
+
+/** The payout as the audit log and the order screens show it. */
+export function payoutSnapshot(order: PayoutOrder) {
+  return {
+    status: order.status,
+    hold_state: order.holdState,
+    failure_reason: order.failureReason,
+    batch_id: order.batchId,
+  }
+}

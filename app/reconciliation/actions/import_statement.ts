@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto'
+import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
+import DepositAccount from '#payments/models/deposit_account'
+import { LAYOUTS, type StatementLayout } from '#reconciliation/layouts/index'
+import { StatementFormatError } from '#reconciliation/statement_line'
+import { matchImport, storeStatement, type ImportSummary } from '#reconciliation/statements'
+import { recordAudit } from '#core/audit'
+import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
+import { withDeadlockRetry } from '#core/db_retry'
+import { ActionError, validateInput } from '#core/validation'
+import type { Actor } from '#core/actor'
+
+export const importStatementValidator = vine.compile(
+  vine.object({
+    deposit_account_id: vine.number().withoutDecimals().min(1),
+    layout: vine.enum(Object.keys(LAYOUTS) as StatementLayout[]).optional(),
+    file_name: vine.string().trim().minLength(1).maxLength(255),
+    /** The statement file's text (CSV). */
+    content: vine.string(),
+  })
+)
+
+const MESSAGES = {
+  'layout.enum': `layout must be one of: ${Object.keys(LAYOUTS).join(', ')}`,
+  'content.required': 'content is required: the file is empty',
+}
+
+/**
+ * Imports a deposit account's statement file: parsed first, all or nothing
+ * (a bad line: nothing written); then the `statement_imports` row, the new
+ * lines and the audit row commit together (importing a file again adds no
+ * line). Matching then runs line by line, each line in its own transaction,
+ * as statements.ts describes; then the account's pending slips are checked
+ * again (a job).
+ */
+export async function importStatement(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<ImportSummary> {
+  const data = await validateInput(importStatementValidator, input, MESSAGES)
+  const layout = data.layout ?? 'neutral'
+  let lines
+  try {
+    lines = LAYOUTS[layout](data.content)
+  } catch (error) {
+    if (!(error instanceof StatementFormatError)) throw error
+    throw ActionError.field('content', `Nothing imported: ${error.message}`)
+  }
+  // Read, not locked: payment creation locks the account to reserve its slots
+  // and must not wait for an import.
+  const account = await DepositAccount.find(data.deposit_account_id)
+  if (!account) {
+    throw ActionError.notFound(
+      'deposit_account_id',
+      `No deposit account ${data.deposit_account_id}`
+    )
+  }
+  const fileSha256 = createHash('sha256').update(data.content).digest('hex')
+
+  // Importers of overlapping files insert the same fingerprints: InnoDB may
+  // pick one as a deadlock victim, and its transaction is run again whole.
+  const stored = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const { importId, newLines } = await storeStatement(trx, {
+        account,
+        layout,
+        fileName: data.file_name,
+        fileSha256,
+        lines,
+        actor,
+      })
+      await recordAudit(trx, actor, {
+        action: 'statement.import',
+        target: { type: 'deposit_account', id: String(account.id) },
+        details: {
+          import_id: importId,
+          file: data.file_name,
+          file_sha256: fileSha256,
+          layout,
+          lines: lines.length,
+          new_lines: newLines,
+        },
+      })
+      return { importId, newLines }
+    })
+  )
+  const results = await matchImport(account.id, stored.importId)
+  // New lines may establish what pending slips of this account claim.
+  if (stored.newLines > 0) await scheduleSlipRecheck(account.id)
+  return { importId: stored.importId, lines: lines.length, newLines: stored.newLines, results }
+}

@@ -1,0 +1,105 @@
+import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
+import { REVIEW_QUEUES, type ReviewQueue } from '#review/queues'
+import { recordAudit } from '#core/audit'
+import { ActionError, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+
+export const assignItemValidator = vine.compile(
+  vine.object({
+    queue: vine.enum(REVIEW_QUEUES),
+    item_ids: vine
+      .array(vine.string().trim().minLength(1).maxLength(64))
+      .minLength(1)
+      .maxLength(200),
+    /** The operator who takes the items; null gives them back to the queue. */
+    operator_id: vine.number().withoutDecimals().min(1).nullable(),
+  })
+)
+
+const MESSAGES = {
+  'queue.enum': `queue must be one of ${REVIEW_QUEUES.join(', ')}`,
+  'item_ids.minLength': 'select at least one item',
+}
+
+/** Where each queue's items live: an item that does not exist cannot be assigned. */
+const ITEM_TABLES: Record<ReviewQueue, { table: string; column: string }> = {
+  frozen: { table: 'payment_orders', column: 'platform_order_id' },
+  slips: { table: 'payment_slips', column: 'id' },
+  lines: { table: 'statement_lines', column: 'id' },
+  approvals: { table: 'approval_requests', column: 'id' },
+}
+
+export interface AssignResult {
+  itemId: string
+  ok: boolean
+  message: string
+}
+
+/**
+ * Assigns queue items to an operator ("my items"), or gives them back
+ * (operator_id null). An item held by someone else moves to the new holder;
+ * the audit row keeps who held it. One result per item: an unknown item is
+ * reported, the others still move.
+ */
+export async function assignItems(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<AssignResult[]> {
+  const data = await validateInput(assignItemValidator, input, MESSAGES)
+  if (data.operator_id !== null) {
+    const operator = await db
+      .from('operators')
+      .where('id', data.operator_id)
+      .whereNull('disabled_at')
+      .first()
+    if (!operator) throw ActionError.field('operator_id', 'no active operator has this id')
+  }
+  const { table, column } = ITEM_TABLES[data.queue]
+  const results: AssignResult[] = []
+  for (const itemId of [...new Set(data.item_ids)]) {
+    results.push(
+      await withDeadlockRetry(() =>
+        db.transaction(async (trx) => {
+          const item = await trx.from(table).where(column, itemId).select(column).first()
+          if (!item) return { itemId, ok: false, message: `${itemId}: not found` }
+          const held = await trx
+            .from('queue_assignments')
+            .where('queue', data.queue)
+            .where('item_id', itemId)
+            .forUpdate()
+            .first()
+          const before = held ? Number(held.operator_id) : null
+          if (before === data.operator_id) {
+            return { itemId, ok: true, message: `${itemId}: unchanged` }
+          }
+          if (held) {
+            await trx.from('queue_assignments').where('id', held.id).delete()
+          }
+          if (data.operator_id !== null) {
+            await trx.table('queue_assignments').insert({
+              queue: data.queue,
+              item_id: itemId,
+              operator_id: data.operator_id,
+              assigned_at: new Date(),
+            })
+          }
+          await recordAudit(trx, actor, {
+            action: data.operator_id === null ? 'queue.unassign' : 'queue.assign',
+            target: { type: `queue:${data.queue}`, id: itemId },
+            before: { operator_id: before },
+            after: { operator_id: data.operator_id },
+          })
+          return {
+            itemId,
+            ok: true,
+            message:
+              data.operator_id === null ? `${itemId}: back in the queue` : `${itemId}: assigned`,
+          }
+        })
+      )
+    )
+  }
+  return results
+}

@@ -1,0 +1,142 @@
+import { DateTime } from 'luxon'
+import type PaymentSlip from '#slips/models/payment_slip'
+import type { Forensics } from '#slips/forensics'
+import type { VerificationChecks } from '#slips/verification'
+import type { SourceAnswer } from '#slips/slip_check'
+import { formatGatewayDateTime } from '#core/clock'
+import { formatAmount } from '#core/money'
+
+const bangkokIso = (iso: unknown) =>
+  typeof iso === 'string' && iso ? formatGatewayDateTime(DateTime.fromISO(iso)) : null
+const thb = (satang: unknown) => (typeof satang === 'number' ? formatAmount(satang) : null)
+
+/** One check of the verification as a row: what the order expects, what the slip's source says. */
+interface CheckRow {
+  check: string
+  result: string
+  ok: boolean
+  expected: string
+  actual: string
+}
+
+function checkRows(checks: VerificationChecks | null | undefined): CheckRow[] {
+  if (!checks) return []
+  const account = (value: {
+    accountNo?: string | null
+    promptpayId?: string | null
+    billerId?: string | null
+  }) => [value.accountNo, value.promptpayId, value.billerId].filter(Boolean).join(' / ')
+  return [
+    {
+      check: 'reference',
+      result: checks.reference.result,
+      ok: checks.reference.result !== 'error',
+      expected: checks.reference.expected ?? '—',
+      actual: checks.reference.actual ?? '—',
+    },
+    {
+      check: 'amount',
+      result: checks.amount.result,
+      ok: checks.amount.result === 'ok',
+      expected: thb(checks.amount.expected) ?? '—',
+      actual: thb(checks.amount.actual) ?? '—',
+    },
+    {
+      check: 'destination',
+      result: checks.destination.result,
+      ok: checks.destination.result === 'ok',
+      expected: account(checks.destination.expected) || '—',
+      actual:
+        [checks.destination.actual?.account, checks.destination.actual?.proxy]
+          .filter(Boolean)
+          .join(' / ') || '—',
+    },
+    {
+      check: 'time',
+      result: checks.time.result,
+      ok: checks.time.result === 'in_time',
+      expected: `${bangkokIso(checks.time.earliest)} – ${bangkokIso(checks.time.latest)}`,
+      actual: bangkokIso(checks.time.transferred_at) ?? '—',
+    },
+    {
+      check: 'reuse',
+      result: checks.reuse.result,
+      ok: checks.reuse.result === 'ok',
+      expected: 'used by no other order',
+      actual:
+        checks.reuse.used_by.length === 0
+          ? 'none'
+          : checks.reuse.used_by
+              .map((use) => `${use.kind} of ${use.order.orderType} ${use.order.orderId}`)
+              .join('; '),
+    },
+  ]
+}
+
+/**
+ * A slip as operators review it: the upload, what its QR said, the latest
+ * verification (each check with expected and actual values, the facts and
+ * which source gave them) and the forensics (the same image or transaction
+ * reference on other orders, statement lines carrying the reference). The
+ * image itself is served by the back-office's authenticated slip route.
+ */
+export function slipDetails(slip: PaymentSlip) {
+  const record = (slip.verification ?? {}) as Record<string, any>
+  const facts = record.facts as Record<string, any> | null | undefined
+  const forensics = (record.forensics ?? null) as Forensics | null
+  const sighting = (entry: Forensics['same_image'][number]) => ({
+    slip_id: entry.slip_id,
+    platform_order_id: entry.platform_order_id,
+    merchant_id: entry.merchant_id,
+    source: entry.source,
+    uploaded: bangkokIso(entry.uploaded_at),
+    verification_status: entry.verification_status,
+  })
+  return {
+    id: slip.id,
+    image_url: `/admin/slips/${slip.id}/image`,
+    source: slip.source,
+    uploaded: formatGatewayDateTime(slip.createdAt),
+    checked: formatGatewayDateTime(slip.checkedAt),
+    sha256: slip.sha256,
+    byte_size: slip.byteSize,
+    mime: slip.mime,
+    qr_kind: (record.qr?.kind as string | undefined) ?? null,
+    qr_text: slip.qrText,
+    sending_bank: slip.sendingBank,
+    trans_ref: slip.transRef,
+    verification_status: slip.verificationStatus,
+    verification_msg: slip.verificationMsg,
+    checks: checkRows(record.checks),
+    facts: facts
+      ? {
+          source: String(facts.source ?? ''),
+          amount: thb(facts.amount),
+          receiver:
+            [facts.receiver?.account, facts.receiver?.proxy].filter(Boolean).join(' / ') || null,
+          transferred: bangkokIso(facts.transferred_at),
+          reference1: (facts.reference1 as string | null) ?? null,
+          evidence: facts.evidence ? JSON.stringify(facts.evidence) : null,
+        }
+      : null,
+    sources: ((record.sources ?? []) as SourceAnswer[]).map((answer) => ({
+      name: answer.name,
+      answer: answer.answer,
+      error: answer.error ?? null,
+    })),
+    forensics: {
+      same_image: (forensics?.same_image ?? []).map(sighting),
+      same_trans_ref: (forensics?.same_trans_ref ?? []).map(sighting),
+      statement_lines: (forensics?.statement_lines ?? []).map((line) => ({
+        id: line.statement_line_id,
+        deposit_account_id: line.deposit_account_id,
+        amount: formatAmount(line.amount),
+        time: bangkokIso(line.line_at),
+        status: line.status,
+        order: line.order_type ? `${line.order_type} ${line.order_id}` : null,
+      })),
+    },
+  }
+}
+
+export type SlipDetails = ReturnType<typeof slipDetails>

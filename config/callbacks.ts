@@ -1,0 +1,15 @@
+import env from '#start/env'
+
+/** Delivery of merchant callbacks (spec: Events). */
+const callbacksConfig = {
+  /** Spec: up to 5 attempts, 60 seconds apart. */
+  retryDelayMs: env.get('CALLBACK_RETRY_DELAY_MS', 60_000),
+  /** Per-attempt limit: DNS, connect, TLS, status line and answer excerpt together. */
+  timeoutMs: env.get('CALLBACK_TIMEOUT_MS', 10_000),
+  /** Deliver to loopback, private and link-local targets (development, tests only). */
+  allowPrivateTargets: env.get('CALLBACK_ALLOW_PRIVATE_TARGETS', false),
+  /** PEM file of certificates trusted for callback targets besides the default roots. */
+  caPath: env.get('CALLBACK_CA_PATH'),
+}
+
+export default callbacksConfig

@@ -1,0 +1,97 @@
+import { test } from '@japa/runner'
+import db from '@adonisjs/lucid/services/db'
+import { startSecondGateway } from '#tests/helpers/second_process'
+import { closedPort } from '#tests/helpers/ports'
+import { assertError } from '#tests/helpers/envelope'
+import { rawRequest } from '#tests/helpers/http'
+import {
+  authBody,
+  createDepositAccount,
+  createDepositMerchant,
+  creditMerchant,
+  PAYOUT_FIELDS,
+  resetDatabase,
+  signedPost,
+} from '#tests/helpers/merchants'
+
+/**
+ * A gateway process whose Redis is unreachable answers every call within
+ * about a second: it goes on where the database alone keeps the call correct,
+ * and answers 503 where it does not (a withdrawal needs the replay store).
+ */
+test.group('Redis down', (group) => {
+  let second: Awaited<ReturnType<typeof startSecondGateway>>
+  group.setup(async () => {
+    second = await startSecondGateway({
+      env: { REDIS_PORT: String(await closedPort()) },
+      anyHealthAnswer: true,
+    })
+    return () => second.stop()
+  })
+  group.each.setup(() => resetDatabase())
+  group.each.timeout(60_000)
+
+  async function timed(promise: Promise<any>) {
+    const started = Date.now()
+    const response = await promise
+    return { response, ms: Date.now() - started }
+  }
+
+  test('reads and creates the database keeps exactly-once answer at once; a withdrawal gets 503', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ payoutRoute: 'sandbox' })
+    await createDepositAccount({ channel: 'transfer' })
+    await creditMerchant(who.merchant, 'available', 1000_00)
+    const options = { baseUrl: second.url }
+
+    const health = await timed(rawRequest('/health', { method: 'GET', baseUrl: second.url }))
+    assert.equal(health.response.status, 503)
+    assert.equal(health.response.json.checks.redis.status, 'down')
+
+    const balance = await timed(signedPost('/balance', who, authBody(who), options))
+    assert.equal(balance.response.status, 200, balance.response.text)
+    assert.isBelow(balance.ms, 1500)
+
+    const payment = await timed(
+      signedPost(
+        '/payment/create-transfer',
+        who,
+        authBody(who, {
+          merchant_order_id: 'RD1',
+          amount: '100.00',
+          bank: 'KBANK',
+          account_name: 'Somchai',
+          account_no: '1234567890',
+        }),
+        options
+      )
+    )
+    assert.equal(payment.response.status, 200, payment.response.text)
+    assert.isBelow(payment.ms, 1500)
+
+    const withdrawal = await timed(
+      signedPost(
+        '/withdraw/create',
+        who,
+        authBody(who, { ...PAYOUT_FIELDS, merchant_order_id: 'RD2' }),
+        options
+      )
+    )
+    assertError(assert, withdrawal.response, 503, 'service-unavailable', /replay protection/)
+    assert.isBelow(withdrawal.ms, 1500)
+    const payouts = await db.from('payout_orders').count('* as total').first()
+    assert.equal(Number(payouts.total), 0, 'nothing written for the refused withdrawal')
+
+    const settlement = await timed(
+      signedPost(
+        '/thb-settlement/create',
+        who,
+        authBody(who, { ...PAYOUT_FIELDS, merchant_order_id: 'RD3', amount: '200.00' }),
+        options
+      )
+    )
+    assert.equal(settlement.response.status, 200, settlement.response.text)
+    assert.isBelow(settlement.ms, 1500)
+  })
+})
