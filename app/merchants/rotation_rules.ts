@@ -3,7 +3,10 @@ import type { FieldContext } from '@vinejs/vine/types'
 import { DateTime } from 'luxon'
 import MerchantCredential from '#merchants/models/merchant_credential'
 import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_rotation'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type Merchant from '#merchants/models/merchant'
 import { GATEWAY_ZONE } from '#core/clock'
+import { ActionError } from '#core/validation'
 
 /**
  * A future time: ISO 8601 with an offset (2030-01-31T02:00:00+07:00, ...Z)
@@ -86,4 +89,28 @@ export async function credentialsOf(merchantId: number, limit = 20) {
     expires_at: credential.expiresAt?.toUTC().toISO() ?? null,
     revoked_at: credential.revokedAt?.toUTC().toISO() ?? null,
   }))
+}
+
+/**
+ * A merchant's scheduled rotation, locked for the caller's transaction, or a
+ * not-found refusal naming the field (a rotation of another merchant is not
+ * found either).
+ */
+export async function lockRotation(
+  trx: TransactionClientContract,
+  merchant: Merchant,
+  rotationId: number
+) {
+  const rotation = await ScheduledCredentialRotation.query({ client: trx })
+    .where('id', rotationId)
+    .where('merchant_id', merchant.id)
+    .forUpdate()
+    .first()
+  if (!rotation) {
+    throw ActionError.notFound(
+      'rotation_id',
+      `no scheduled rotation ${rotationId} for merchant ${merchant.merchantId}`
+    )
+  }
+  return rotation
 }

@@ -2,8 +2,8 @@ import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import encryption from '@adonisjs/core/services/encryption'
 import { DateTime } from 'luxon'
-import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_rotation'
 import { lockMerchant } from '#merchants/merchant_rules'
+import { lockRotation } from '#merchants/rotation_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -24,17 +24,7 @@ export async function revealRotationValues(input: Record<string, unknown>, actor
   const data = await validateInput(revealRotationValuesValidator, input)
   return db.transaction(async (trx) => {
     const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
-    const rotation = await ScheduledCredentialRotation.query({ client: trx })
-      .where('id', data.rotation_id)
-      .where('merchant_id', merchant.id)
-      .forUpdate()
-      .first()
-    if (!rotation) {
-      throw ActionError.notFound(
-        'rotation_id',
-        `no scheduled rotation ${data.rotation_id} for merchant ${merchant.merchantId}`
-      )
-    }
+    const rotation = await lockRotation(trx, merchant, data.rotation_id)
     if (rotation.status !== 'done') {
       throw ActionError.field(
         'rotation_id',
