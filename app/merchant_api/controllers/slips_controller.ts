@@ -10,6 +10,9 @@ export default class SlipsController {
   /** POST /slip/upload */
   async upload(ctx: HttpContext) {
     const input = await validateSlipUpload(ctx.merchantRequest.body)
+    // The image is decoded into input.image: its base64 text (a third larger)
+    // need not live on while the slip is read and stored.
+    delete ctx.merchantRequest.body.image_base64
     const order = await findMerchantPayment(ctx.merchant, input.platformOrderId)
     try {
       const result = await uploadSlip({

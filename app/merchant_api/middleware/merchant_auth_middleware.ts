@@ -41,6 +41,8 @@ const AUTHENTICATION_ERRORS = new Set([
  * 3. the merchant's own rate limit;
  * 4. the signature is claimed in the replay store (see ReplayProtection).
  */
+const EMPTY_BODY = Buffer.alloc(0)
+
 export default class MerchantAuthMiddleware {
   async handle(
     ctx: HttpContext,
@@ -66,6 +68,9 @@ export default class MerchantAuthMiddleware {
         }
         throw error
       }
+      // The signature is checked: the raw bytes are not needed any more, and
+      // on a slip upload they are megabytes held for the rest of the request.
+      ctx.merchantRequest.rawBody = EMPTY_BODY
       ctx.logger = ctx.logger.child({ merchant_id: ctx.merchant.merchantId })
 
       await limits.checkMerchant(ctx.merchant.merchantId, ctx.merchant.apiRateLimit)
