@@ -77,33 +77,17 @@ export default class DepositAccountCreate extends BaseCommand {
 
   async run() {
     const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
-    const { describeLimits, describeTarget, presentDepositAccount } =
-      await import('#payments/deposit_account_rules')
+    const {
+      depositAccountInputFromOptions,
+      describeLimits,
+      describeTarget,
+      presentDepositAccount,
+    } = await import('#payments/deposit_account_rules')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {
       const account = await createDepositAccount(
-        {
-          deposit_group: this.group,
-          channel: this.channel,
-          bank: this.bank,
-          account_no: this.accountNo,
-          account_name: this.accountName,
-          promptpay_id: this.promptpayId,
-          biller_id: this.billerId,
-          provider: this.provider,
-          provider_config: this.providerConfig,
-          min_amount: this.min,
-          max_amount: this.max,
-          hourly_count_limit: this.hourlyCount,
-          hourly_amount_limit: this.hourlyAmount,
-          daily_count_limit: this.dailyCount,
-          daily_amount_limit: this.dailyAmount,
-          max_adjustment: this.maxAdjustment,
-          priority: this.priority,
-          active: this.inactive ? false : undefined,
-          comment: this.comment,
-        },
+        { ...depositAccountInputFromOptions(this), active: this.inactive ? false : undefined },
         cliActor()
       )
       if (this.json) {

@@ -90,8 +90,12 @@ export default class DepositAccountUpdate extends BaseCommand {
 
   async run() {
     const { updateDepositAccount } = await import('#payments/actions/update_deposit_account')
-    const { describeLimits, describeTarget, presentDepositAccount } =
-      await import('#payments/deposit_account_rules')
+    const {
+      depositAccountInputFromOptions,
+      describeLimits,
+      describeTarget,
+      presentDepositAccount,
+    } = await import('#payments/deposit_account_rules')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     if (this.active && this.inactive) {
@@ -103,25 +107,8 @@ export default class DepositAccountUpdate extends BaseCommand {
       const { account, changed } = await updateDepositAccount(
         {
           id: this.id,
-          deposit_group: this.group,
-          channel: this.channel,
-          bank: this.bank,
-          account_no: this.accountNo,
-          account_name: this.accountName,
-          promptpay_id: this.promptpayId,
-          biller_id: this.billerId,
-          provider: this.provider,
-          provider_config: this.providerConfig,
-          min_amount: this.min,
-          max_amount: this.max,
-          hourly_count_limit: this.hourlyCount,
-          hourly_amount_limit: this.hourlyAmount,
-          daily_count_limit: this.dailyCount,
-          daily_amount_limit: this.dailyAmount,
-          max_adjustment: this.maxAdjustment,
-          priority: this.priority,
+          ...depositAccountInputFromOptions(this),
           active: this.inactive ? false : this.active,
-          comment: this.comment,
         },
         cliActor()
       )

@@ -536,3 +536,41 @@ export function describeLimits(account: DepositAccountAttributes) {
   period('day', account.dailyCountLimit, account.dailyAmountLimit)
   return parts.join(', ')
 }
+
+/**
+ * The options of deposit-account:create and :update (property names of the
+ * commands) → the input fields of the create and update actions. One list,
+ * so that both commands pass every option the same way.
+ */
+const COMMAND_OPTIONS = {
+  group: 'deposit_group',
+  channel: 'channel',
+  bank: 'bank',
+  accountNo: 'account_no',
+  accountName: 'account_name',
+  promptpayId: 'promptpay_id',
+  billerId: 'biller_id',
+  provider: 'provider',
+  providerConfig: 'provider_config',
+  min: 'min_amount',
+  max: 'max_amount',
+  hourlyCount: 'hourly_count_limit',
+  hourlyAmount: 'hourly_amount_limit',
+  dailyCount: 'daily_count_limit',
+  dailyAmount: 'daily_amount_limit',
+  maxAdjustment: 'max_adjustment',
+  priority: 'priority',
+  comment: 'comment',
+} as const
+
+/** A deposit-account command's parsed options as the actions' input. */
+export function depositAccountInputFromOptions(
+  options: Partial<Record<keyof typeof COMMAND_OPTIONS, unknown>>
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(COMMAND_OPTIONS).map(([option, field]) => [
+      field,
+      options[option as keyof typeof COMMAND_OPTIONS],
+    ])
+  )
+}
