@@ -103,10 +103,23 @@ export function drainer() {
       return new Promise((resolve) => {
         const sweep = setInterval(() => {
           const now = Date.now()
+          const idle: Socket[] = []
           for (const [socket, state] of sockets) {
             if (now >= deadline) socket.destroy()
-            else if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) socket.end()
+            else if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) idle.push(socket)
           }
+          // Timers run before the event loop reads sockets: on a busy process a
+          // request may already be waiting, unread, on a connection that looks
+          // idle. setImmediate runs after that read, so such a connection is
+          // busy again by then and is left to finish its answer.
+          setImmediate(() => {
+            for (const socket of idle) {
+              const state = sockets.get(socket)
+              if (state && state.busy === 0 && Date.now() - state.idleSince >= IDLE_GRACE_MS) {
+                socket.end()
+              }
+            }
+          })
           if (sockets.size === 0 || now >= deadline) {
             clearInterval(sweep)
             resolve()

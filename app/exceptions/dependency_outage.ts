@@ -42,6 +42,10 @@ const MESSAGES = [
   /^Command timed out$/,
   /^Can't add new command when connection is in closed state$/,
   /^Connection lost/,
+  // knex: a BEGIN, SAVEPOINT, COMMIT or ROLLBACK failed (the connection
+  // dropped), so the transaction is over and its next query is refused with
+  // this instead of the connection error. Seen with MariaDB killed under load.
+  /^Transaction query already complete/,
   /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN) /,
 ]
 

@@ -180,6 +180,30 @@ test.group('dependency outage: errors of the real drivers are recognised', () =>
     victim.destroy()
   })
 
+  test('MySQL: a transaction whose connection dropped refuses its next query as an outage', async ({
+    assert,
+  }) => {
+    // knex ends a transaction whose SAVEPOINT/COMMIT/ROLLBACK failed and then
+    // refuses its queries with "Transaction query already complete" instead
+    // of the connection error (seen with MariaDB killed under load).
+    const killer = await mysql.createConnection(serverConnection)
+    try {
+      const refused = await db
+        .transaction(async (trx) => {
+          const inner = await trx.transaction()
+          const [rows] = await inner.rawQuery('SELECT CONNECTION_ID() AS id')
+          await killer.query(`KILL ${rows[0].id}`)
+          await inner.commit().catch(() => {})
+          return inner.rawQuery('SELECT 1')
+        })
+        .catch((error) => error)
+      assert.match(String(refused?.message), /Transaction query already complete/)
+      assert.isDefined(dependencyOutage(refused))
+    } finally {
+      await killer.end()
+    }
+  })
+
   test('Redis: closed connection, offline, retries exhausted', async ({ assert }) => {
     const closed = new Redis(redisOptions())
     await closed.connect()
