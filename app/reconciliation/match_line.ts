@@ -9,6 +9,10 @@ import type {
 import PaymentOrder from '#payments/models/payment_order'
 import PayoutOrder from '#payouts/models/payout_order'
 import { transitionPayment } from '#payments/payment_state'
+import PaymentSlip from '#slips/models/payment_slip'
+import { slipReviewSnapshot } from '#slips/slip_review'
+import { clearAssignment } from '#review/assignments'
+import { recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
 import { completePayout } from '#payouts/actions/complete_payout'
 import { isPlatformOrderId } from '#core/order_ids'
@@ -105,10 +109,15 @@ async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Pr
       `${order.platformOrderId} expects ${order.transferAmount} satang`
     )
   }
+  // Paid by the bank itself: nothing is left for an operator to review.
+  const wasAwaitingReview = order.awaitingReview
+  order.awaitingReview = false
   await transitionPayment(trx, order, {
     to: 'unsettled_paid',
     actor: SYSTEM,
-    reason: `statement line ${line.id}`,
+    reason: wasAwaitingReview
+      ? `statement line ${line.id}; no longer under review`
+      : `statement line ${line.id}`,
     paidAt: DateTime.fromJSDate(new Date(line.line_at)),
   })
   await trx.from('statement_lines').where('id', line.id).update({
@@ -117,7 +126,46 @@ async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Pr
     order_id: order.id,
     matched_at: new Date(),
   })
+  await closeSlipsPaidByStatement(trx, order, line.id)
   return 'matched'
+}
+
+/**
+ * The slips of an order a statement line just paid that no operator had
+ * decided on are closed as approved by the statement (no reviewer, reason
+ * seen_on_statement), each with its audit row, and leave the slip queue:
+ * the credit on the statement is the evidence they were waiting for.
+ */
+async function closeSlipsPaidByStatement(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  lineId: number
+) {
+  const slips = await PaymentSlip.query({ client: trx })
+    .where('payment_order_id', order.id)
+    .whereNull('review_decision')
+    .forUpdate()
+  const comment = `approved by statement line ${lineId}`
+  for (const slip of slips) {
+    const before = slipReviewSnapshot(slip)
+    slip.merge({
+      reviewedBy: null,
+      reviewedAt: DateTime.utc(),
+      reviewDecision: 'approved',
+      reviewReasonCode: 'seen_on_statement',
+      reviewComment: comment,
+    })
+    await slip.useTransaction(trx).save()
+    await clearAssignment(trx, 'slips', slip.id)
+    await recordAudit(trx, SYSTEM, {
+      action: 'slip.review',
+      target: { type: 'slip', id: String(slip.id) },
+      before,
+      after: slipReviewSnapshot(slip),
+      reason: { code: 'seen_on_statement', comment },
+      details: { platform_order_id: order.platformOrderId, statement_line_id: lineId },
+    })
+  }
 }
 
 async function findPaymentFor(trx: TransactionClientContract, line: LineRow) {

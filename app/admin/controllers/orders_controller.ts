@@ -32,6 +32,11 @@ import { recordAudit } from '#core/audit'
 import { ActionError } from '#core/validation'
 import type Operator from '#operators/models/operator'
 import { operatorActor, submitAction } from '#admin/operator_action'
+import PaymentOrder from '#payments/models/payment_order'
+import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_request'
+import { FREEZE_REASON_CODES } from '#payments/actions/freeze_payment'
+import { UNFREEZE_REASON_CODES } from '#payments/actions/unfreeze_payment'
+import { MARK_PAID_REASON_CODES } from '#payments/actions/mark_payment_paid'
 
 const PER_PAGE = 25
 
@@ -47,6 +52,32 @@ function statusTone(status: string) {
   if (['error', 'failed', 'cancelled', 'rejected'].includes(status)) return 'bad'
   if (status === 'freeze') return 'warn'
   return ''
+}
+
+const codeOptions = (codes: readonly string[]) =>
+  codes.map((code) => ({ value: code, label: code }))
+
+/**
+ * Which decisions the order page offers on a payment now (the actions check
+ * again): freeze an open or paid order, unfreeze a frozen one, mark an open
+ * one (or one frozen while open) paid unless a request for it is pending.
+ */
+async function paymentDecisions(platformOrderId: string) {
+  const payment = await PaymentOrder.findByOrFail('platform_order_id', platformOrderId)
+  const underlying = payment.status === 'freeze' ? payment.statusBeforeFreeze : payment.status
+  const pending = await ApprovalRequest.query()
+    .where('pending_key', pendingKeyOf('mark_paid', { type: 'payment', id: platformOrderId }))
+    .first()
+  return {
+    canFreeze: payment.status === 'open' || payment.status === 'unsettled_paid',
+    canUnfreeze: payment.status === 'freeze',
+    canMarkPaid: underlying === 'open' && !pending,
+    frozenFrom: payment.status === 'freeze' ? payment.statusBeforeFreeze : null,
+    pending: pending ? { id: pending.id, requested_by: pending.requestedByActor } : null,
+    freezeCodes: codeOptions(FREEZE_REASON_CODES),
+    unfreezeCodes: codeOptions(UNFREEZE_REASON_CODES),
+    markPaidCodes: codeOptions(MARK_PAID_REASON_CODES),
+  }
 }
 
 /**
@@ -191,7 +222,7 @@ export default class OrdersController {
     )
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, session }: HttpContext) {
     const platformOrderId = String(params.platformOrderId)
     const order = await orderPage(platformOrderId)
     if (!order) {
@@ -202,6 +233,8 @@ export default class OrdersController {
       kindLabel: KIND_LABELS[order.kind].replace(/s$/, ''),
       tone: statusTone(order.status),
       auditHref: `/admin/audit?target=${order.orderType}:${order.platformOrderId}`,
+      decisions: order.kind === 'payments' ? await paymentDecisions(order.platformOrderId) : null,
+      decision: session.flashMessages.get('decision') ?? null,
     })
   }
 

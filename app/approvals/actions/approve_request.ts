@@ -5,14 +5,24 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import { approvableAction } from '#approvals/approvable_actions'
 import { approvalSnapshot, lockRequest, undecidableReason } from '#approvals/approval_requests'
 import { approvalRequestId, assertMayDecide } from '#approvals/approval_rules'
+import { clearAssignment } from '#review/assignments'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 
+/** Why a request is approved (optional for callers; the back-office form asks for one). */
+export const APPROVAL_APPROVE_REASON_CODES = [
+  'evidence_checked',
+  'seen_on_statement',
+  'bank_confirmed',
+  'other',
+] as const
+
 export const approveRequestValidator = vine.compile(
   vine.object({
     approval_request_id: approvalRequestId(),
+    reason_code: vine.enum(APPROVAL_APPROVE_REASON_CODES).optional(),
     comment: vine.string().trim().maxLength(1000).optional(),
   })
 )
@@ -65,16 +75,18 @@ export async function approveRequest(
         decidedBy: actor.operatorId,
         decidedByActor: actor.name,
         decidedAt: now,
+        decisionReasonCode: data.reason_code ?? null,
         decisionComment: data.comment ?? null,
         result,
       })
       await request.useTransaction(trx).save()
+      await clearAssignment(trx, 'approvals', request.id)
       await recordAudit(trx, actor, {
         action: 'approval.approve',
         target: { type: request.targetType, id: request.targetId },
         before: { status: before.status },
         after: { status: request.status },
-        reason: { comment: data.comment },
+        reason: { code: data.reason_code, comment: data.comment },
         details: {
           approval_request_id: request.id,
           kind: request.kind,

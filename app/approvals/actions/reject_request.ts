@@ -4,6 +4,7 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import { approvableAction } from '#approvals/approvable_actions'
 import { closeRequest, lockRequest, undecidableReason } from '#approvals/approval_requests'
 import { approvalRequestId, assertMayDecide } from '#approvals/approval_rules'
+import { clearAssignment } from '#review/assignments'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
@@ -55,6 +56,7 @@ export async function rejectRequest(
         code: data.reason_code,
         comment: data.comment,
       })
+      await clearAssignment(trx, 'approvals', request.id)
       return { refused: null, request }
     })
   )

@@ -8,6 +8,7 @@ import {
   paymentOrderId,
   paymentSnapshot,
 } from '#payments/payment_rules'
+import { clearAssignment } from '#review/assignments'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -71,6 +72,8 @@ export async function freezePayment(
         actor,
         reason: `frozen (${data.reason_code}): ${data.comment}`,
       })
+      // A new hold starts unassigned in the frozen queue (a stale holder from an earlier hold goes).
+      await clearAssignment(trx, 'frozen', order.platformOrderId)
       const diff = changedValues(before, paymentSnapshot(order))
       await recordAudit(trx, actor, {
         action: 'payment.freeze',

@@ -30,6 +30,7 @@ import {
   lockSlip,
   slipReviewSnapshot,
 } from '#slips/slip_review'
+import { clearAssignment } from '#review/assignments'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
@@ -191,6 +192,8 @@ export async function runMarkPaid(
     paidAt: now,
     now,
   })
+  // Decided: a frozen order marked paid leaves the frozen queue, its slip the slip queue.
+  await clearAssignment(trx, 'frozen', order.platformOrderId)
   const diff = changedValues(before, paymentSnapshot(order))
   await recordAudit(trx, actor, {
     action: 'payment.mark_paid',
@@ -216,6 +219,7 @@ export async function runMarkPaid(
       reviewComment: data.comment,
     })
     await slip.useTransaction(trx).save()
+    await clearAssignment(trx, 'slips', slip.id)
     await recordAudit(trx, actor, {
       action: 'slip.review',
       target: { type: 'slip', id: String(slip.id) },

@@ -8,6 +8,7 @@ import {
   paymentOrderId,
   paymentSnapshot,
 } from '#payments/payment_rules'
+import { clearAssignment } from '#review/assignments'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -63,6 +64,7 @@ export async function unfreezePayment(
         actor,
         reason: `unfrozen (${data.reason_code}): ${data.comment}`,
       })
+      await clearAssignment(trx, 'frozen', order.platformOrderId)
       const diff = changedValues(before, paymentSnapshot(order))
       await recordAudit(trx, actor, {
         action: 'payment.unfreeze',

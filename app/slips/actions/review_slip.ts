@@ -17,6 +17,7 @@ import {
   lockSlip,
   slipReviewSnapshot,
 } from '#slips/slip_review'
+import { clearAssignment } from '#review/assignments'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
@@ -140,6 +141,7 @@ function rejectSlip(
         reviewComment: comment,
       })
       await slip.useTransaction(trx).save()
+      await clearAssignment(trx, 'slips', slip.id)
 
       const stillUnderReview = await hasUndecidedSlips(trx, order.id)
       const why = `slip ${slip.id} rejected (${reasonCode}): ${comment}`

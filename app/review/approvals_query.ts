@@ -1,0 +1,110 @@
+import db from '@adonisjs/lucid/services/db'
+import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
+import { ageClass, ageLabel } from '#review/queues'
+import type { QueueFilter } from '#review/frozen_queue_query'
+import { APPROVABLE_ACTIONS, isApprovableActionName } from '#approvals/approvable_actions'
+import { formatGatewayDateTime } from '#core/clock'
+import { formatAmount } from '#core/money'
+
+const json = (value: unknown) =>
+  (typeof value === 'string' ? JSON.parse(value) : (value ?? {})) as Record<string, any>
+
+function describe(action: string, input: unknown) {
+  if (!isApprovableActionName(action)) return action
+  try {
+    return (APPROVABLE_ACTIONS[action].describe as (data: any) => string)(json(input))
+  } catch {
+    return action
+  }
+}
+
+function targetHref(row: Record<string, any>) {
+  if (row.target_type === 'payment') return `/admin/orders/${row.target_id}`
+  if (row.target_type === 'platform') return `/admin/platforms/${row.target_id}`
+  return null
+}
+
+/**
+ * Pending approval requests, the oldest first (approval_requests'
+ * (status, expires_at) index: every request expires a fixed time after it
+ * was asked, so by expiry is by age).
+ */
+export async function pendingApprovals(filter: QueueFilter) {
+  const query = db
+    .from('approval_requests')
+    .where('status', 'pending')
+    .orderBy('expires_at', 'asc')
+    .orderBy('id', 'asc')
+  if (filter.mineOf !== null) {
+    query.whereIn('id', itemsAssignedTo('approvals', filter.mineOf))
+  }
+  const page = await query.paginate(filter.page, filter.perPage)
+  const rows = page.all()
+  const holders = await assignmentsOf(
+    'approvals',
+    rows.map((row) => String(row.id))
+  )
+  const now = Date.now()
+  return {
+    page,
+    rows: rows.map((row) => {
+      const since = new Date(row.created_at)
+      const holder = holders.get(String(row.id)) ?? null
+      return {
+        item_id: String(row.id),
+        id: Number(row.id),
+        kind: String(row.kind),
+        what: describe(String(row.action), row.input),
+        target_type: String(row.target_type),
+        target_id: String(row.target_id),
+        target_href: targetHref(row),
+        amount: row.amount === null ? null : formatAmount(Number(row.amount)),
+        requested_by: String(row.requested_by_actor),
+        requested_by_id: row.requested_by === null ? null : Number(row.requested_by),
+        reviewed_by_id: row.reviewed_by === null ? null : Number(row.reviewed_by),
+        reason_code: (row.reason_code as string | null) ?? null,
+        comment: (row.comment as string | null) ?? null,
+        requested: formatGatewayDateTime(since),
+        age: ageLabel(since),
+        age_class: ageClass(since),
+        expires: formatGatewayDateTime(new Date(row.expires_at)),
+        expired: new Date(row.expires_at).getTime() <= now,
+        holder: holder?.operatorEmail ?? null,
+        holder_id: holder?.operatorId ?? null,
+      }
+    }),
+  }
+}
+
+/** The latest decided requests (approved, rejected, expired), newest first. */
+export async function recentDecidedApprovals(limit = 20) {
+  const rows = await db
+    .from('approval_requests')
+    .whereIn('status', ['approved', 'rejected', 'expired'])
+    .whereNotNull('decided_at')
+    // Newest first by id: the primary key, no sort of the whole table.
+    .orderBy('id', 'desc')
+    .limit(limit)
+  return rows.map((row) => ({
+    id: Number(row.id),
+    status: String(row.status),
+    what: describe(String(row.action), row.input),
+    target_href: targetHref(row),
+    target_id: String(row.target_id),
+    amount: row.amount === null ? null : formatAmount(Number(row.amount)),
+    requested_by: String(row.requested_by_actor),
+    decided_by: (row.decided_by_actor as string | null) ?? '—',
+    decided: formatGatewayDateTime(new Date(row.decided_at)),
+    reason_code: (row.decision_reason_code as string | null) ?? null,
+    comment: (row.decision_comment as string | null) ?? null,
+  }))
+}
+
+export async function approvalCount() {
+  const row = await db
+    .from('approval_requests')
+    .where('status', 'pending')
+    .count('* as total')
+    .first()
+  return Number(row?.total ?? 0)
+}
