@@ -23,6 +23,22 @@ import {
   type DepositsOnData,
   type FourEyesThresholdData,
 } from '#merchants/actions/configure_platform'
+import {
+  attachStatementLineValidator,
+  ATTACH_LINE_MESSAGES,
+  prepareAttachLine,
+  runAttachLine,
+  type AttachLineData,
+  type AttachLinePrepared,
+} from '#reconciliation/actions/attach_statement_line'
+import {
+  creditMerchantFromLineValidator,
+  CREDIT_LINE_MESSAGES,
+  prepareCreditLine,
+  runCreditLine,
+  type CreditLineData,
+  type CreditLinePrepared,
+} from '#reconciliation/actions/credit_merchant_from_line'
 import { validateInput } from '#core/validation'
 import { formatAmount } from '#core/money'
 
@@ -82,8 +98,10 @@ export interface ApprovableAction<Data = any, Prepared extends { target: Approva
 /**
  * The registry: action name → how to run it in a given transaction. Kinds
  * and names are literals here (not imported constants) so that the modules
- * that import this one can be loaded in any order. Crediting a merchant and
- * attaching a statement line plug in as two more entries.
+ * that import this one can be loaded in any order. The two statement-line
+ * decisions share the kind "line_decision" (one pending request per line,
+ * whichever decision it asks for); returning a line to the payer needs no
+ * second operator.
  */
 export const APPROVABLE_ACTIONS = {
   'payment.mark_paid': {
@@ -121,6 +139,27 @@ export const APPROVABLE_ACTIONS = {
     FourEyesThresholdData,
     Awaited<ReturnType<typeof prepareFourEyesThreshold>>
   >,
+
+  'statement_line.attach': {
+    kind: 'line_decision',
+    approverRole: 'operator',
+    describe: (data) =>
+      `attach statement line #${data.statement_line_id} to payment ${data.platform_order_id}`,
+    validate: (input) => validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES),
+    prepare: (trx, data, actor) => prepareAttachLine(trx, data, actor),
+    run: (trx, prepared, data, context) => runAttachLine(trx, prepared, data, context),
+  } satisfies ApprovableAction<AttachLineData, AttachLinePrepared>,
+
+  'statement_line.credit_merchant': {
+    kind: 'line_decision',
+    approverRole: 'operator',
+    describe: (data) =>
+      `credit statement line #${data.statement_line_id} to merchant ${data.merchant_id}`,
+    validate: (input) =>
+      validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES),
+    prepare: (trx, data, actor) => prepareCreditLine(trx, data, actor),
+    run: (trx, prepared, data, context) => runCreditLine(trx, prepared, data, context),
+  } satisfies ApprovableAction<CreditLineData, CreditLinePrepared>,
 } as const satisfies Record<string, ApprovableAction>
 
 export type ApprovableActionName = keyof typeof APPROVABLE_ACTIONS

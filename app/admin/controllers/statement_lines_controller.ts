@@ -1,0 +1,203 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import type Operator from '#operators/models/operator'
+import {
+  attachStatementLine,
+  ATTACH_LINE_REASON_CODES,
+} from '#reconciliation/actions/attach_statement_line'
+import {
+  creditMerchantFromLine,
+  CREDIT_LINE_REASON_CODES,
+} from '#reconciliation/actions/credit_merchant_from_line'
+import {
+  returnStatementLine,
+  RETURN_LINE_REASON_CODES,
+} from '#reconciliation/actions/return_statement_line'
+import {
+  linePage,
+  linesQueue,
+  linesQueueCount,
+  linesQueueFilters,
+} from '#reconciliation/lines_queue_query'
+import { depositAccountChoices } from '#reconciliation/statements_query'
+import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
+import { submitAction } from '#admin/operator_action'
+import { ActionError } from '#core/validation'
+import { formatAmount } from '#core/money'
+import { BANKS } from '#core/banks'
+import type { Actor } from '#core/actor'
+
+const PER_PAGE = 25
+
+const options = (codes: readonly string[]) => codes.map((code) => ({ value: code, label: code }))
+
+const DECISIONS = ['attach', 'credit', 'return'] as const
+type Decision = (typeof DECISIONS)[number]
+
+/** One decision on one line, from the form's fields; returns the message to show. */
+async function decide(
+  decision: Decision,
+  lineId: string,
+  fields: Record<string, unknown>,
+  actor: Actor
+): Promise<string> {
+  const reason = { reason_code: fields.reason_code, comment: fields.comment }
+  if (decision === 'attach') {
+    const result = await attachStatementLine(
+      { statement_line_id: lineId, platform_order_id: fields.platform_order_id, ...reason },
+      actor
+    )
+    const id = result.order.platformOrderId
+    if (result.outcome === 'approval_requested') {
+      return `line #${lineId}: approval request #${result.request.id} opened to attach it to ${id}; a second operator must approve it`
+    }
+    return result.outcome === 'paid'
+      ? `line #${lineId} attached: ${id} is paid`
+      : `line #${lineId} attached to ${id} (late payment): the merchant's balance is credited, the order stays ${result.order.status}`
+  }
+  if (decision === 'credit') {
+    const result = await creditMerchantFromLine(
+      { statement_line_id: lineId, merchant_id: fields.merchant_id, ...reason },
+      actor
+    )
+    if (result.outcome === 'approval_requested') {
+      return `line #${lineId}: approval request #${result.request.id} opened to credit ${result.merchant.merchantId}; a second operator must approve it`
+    }
+    return `line #${lineId}: ${formatAmount(result.credited)} THB credited to ${result.merchant.merchantId} (fee ${formatAmount(result.fee)})`
+  }
+  const result = await returnStatementLine(
+    {
+      statement_line_id: lineId,
+      bank: fields.bank,
+      account_no: fields.account_no,
+      account_name: fields.account_name,
+      ...reason,
+    },
+    actor
+  )
+  return `line #${lineId}: ${formatAmount(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
+}
+
+/**
+ * The statement-line queue: credits the matcher left to an operator
+ * (unmatched, late), who holds them and for how long; a line's page with
+ * the orders it may pay and the three decisions (attach, credit the
+ * merchant, return to the payer), each with a reason code and a comment.
+ * Viewers read; operators decide, one line or many (a result per line).
+ */
+export default class StatementLinesController {
+  async index(ctx: HttpContext) {
+    const operator = ctx.auth.user as Operator
+    const filters = linesQueueFilters(ctx.request.qs(), operator.id)
+    const pageNumber = Math.max(1, Number(ctx.request.input('page', 1)) || 1)
+    const list = await linesQueue(filters, pageNumber, PER_PAGE)
+    const shown: Record<string, string> = {}
+    if (filters.status) shown.status = filters.status
+    if (filters.account) shown.account = String(filters.account)
+    if (filters.mineOf) shown.mine = '1'
+    return ctx.view.render('admin/review/lines', {
+      rows: list.rows,
+      page: list.page,
+      filters: {
+        status: filters.status ?? '',
+        account: filters.account ? String(filters.account) : '',
+      },
+      mine: Boolean(filters.mineOf),
+      query: (to: number) => new URLSearchParams({ ...shown, page: String(to) }).toString(),
+      counts: { lines: await linesQueueCount() },
+      accounts: await depositAccountChoices(),
+      attachCodes: options(ATTACH_LINE_REASON_CODES),
+      creditCodes: options(CREDIT_LINE_REASON_CODES),
+    })
+  }
+
+  async show({ params, view }: HttpContext) {
+    const found = await linePage(Number(params.id) || 0)
+    if (!found) throw ActionError.notFound('id', `No statement line ${params.id}`)
+    return view.render('admin/review/line', {
+      ...found,
+      attachCodes: options(ATTACH_LINE_REASON_CODES),
+      creditCodes: options(CREDIT_LINE_REASON_CODES),
+      returnCodes: options(RETURN_LINE_REASON_CODES),
+      banks: Object.keys(BANKS).map((code) => ({ value: code, label: code })),
+    })
+  }
+
+  /** One decision on the line of the URL; `decision` says which form was sent. */
+  async decide(ctx: HttpContext) {
+    const lineId = String(Number(ctx.params.id) || 0)
+    const decision = String(ctx.request.input('decision', ''))
+    const fields = ctx.request.only([
+      'platform_order_id',
+      'merchant_id',
+      'bank',
+      'account_no',
+      'account_name',
+      'reason_code',
+      'comment',
+    ])
+    return submitAction(
+      ctx,
+      async (actor) => {
+        if (!(DECISIONS as readonly string[]).includes(decision)) {
+          throw ActionError.general(`decision must be one of: ${DECISIONS.join(', ')}`)
+        }
+        try {
+          return await decide(decision as Decision, lineId, fields, actor)
+        } catch (error) {
+          if (!(error instanceof ActionError)) throw error
+          // A problem with a field this form has no control for goes on top of the page.
+          throw new ActionError(
+            error.errors.map((item) =>
+              item.field && Object.hasOwn(fields, item.field)
+                ? item
+                : { field: null, message: item.message }
+            )
+          )
+        }
+      },
+      (message) => {
+        ctx.session.flash('success', message)
+        return ctx.response.redirect(`/admin/review/lines/${lineId}`)
+      }
+    )
+  }
+
+  /**
+   * Many lines at once, one result each: attach each late line to the order
+   * its note names, or credit each to one merchant. Each line is its own
+   * transaction in the action; a refused line does not stop the others.
+   */
+  async bulk(ctx: HttpContext) {
+    const ids = selectedIds(ctx)
+    const decision = String(ctx.request.input('decision', ''))
+    const fields = ctx.request.only(['merchant_id', 'reason_code', 'comment'])
+    return submitAction(
+      ctx,
+      async (actor) => {
+        if (ids.length === 0) throw ActionError.general('Tick at least one line.')
+        if (decision !== 'attach_named' && decision !== 'credit') {
+          throw ActionError.general('Choose what to do with the ticked lines.')
+        }
+        return runBulk(ids, async (id) => {
+          if (decision === 'credit') return decide('credit', id, fields, actor)
+          const found = await linePage(Number(id) || 0)
+          if (!found) throw ActionError.general(`no statement line #${id}`)
+          if (found.line.status !== 'late' || !found.line.note) {
+            throw ActionError.general(
+              `line #${id} is ${found.line.status}: it names no expired order; decide it on its page`
+            )
+          }
+          return decide('attach', id, { ...fields, platform_order_id: found.line.note }, actor)
+        })
+      },
+      (results) => {
+        flashBulkResults(
+          ctx,
+          decision === 'credit' ? 'Credit to merchant' : 'Attach to the named order',
+          results
+        )
+        return ctx.response.redirect().back()
+      }
+    )
+  }
+}

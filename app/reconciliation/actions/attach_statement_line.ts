@@ -1,0 +1,254 @@
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type PaymentOrder from '#payments/models/payment_order'
+import Merchant from '#merchants/models/merchant'
+import Platform from '#merchants/models/platform'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import type { RunContext } from '#approvals/approvable_actions'
+import {
+  livePendingRequest,
+  needsFourEyes,
+  openApprovalRequest,
+  pendingRefusal,
+} from '#approvals/approval_requests'
+import { runMarkPaid } from '#payments/actions/mark_payment_paid'
+import {
+  lockPayment,
+  paymentOrderId,
+  decisionComment,
+  underlyingStatus,
+} from '#payments/payment_rules'
+import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
+import { recordOrderEvent } from '#core/order_events'
+import { ActionError, validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import { formatAmount, rateFee } from '#core/money'
+import type { Actor } from '#core/actor'
+import {
+  assertDecidable,
+  assertNoPendingRequest,
+  LINE_ID_MESSAGES,
+  lineTarget,
+  lockLine,
+  statementLineId,
+  writeDecision,
+} from '#reconciliation/line_decision'
+
+/** Why an operator says a statement line pays a given order. */
+export const ATTACH_LINE_REASON_CODES = [
+  'late_payment',
+  'reference_in_description',
+  'customer_confirmed',
+  'merchant_confirmed',
+  'other',
+] as const
+
+const schema = vine.object({
+  statement_line_id: statementLineId(),
+  platform_order_id: vine.any().use(paymentOrderId()),
+  reason_code: vine.enum(ATTACH_LINE_REASON_CODES),
+  comment: decisionComment(),
+})
+
+export const attachStatementLineValidator = vine.compile(schema)
+export type AttachLineData = Infer<typeof schema>
+
+export const ATTACH_LINE_MESSAGES = {
+  ...LINE_ID_MESSAGES,
+  'platform_order_id.required': 'platform_order_id is required: the payment order the line pays',
+  'reason_code.required': `reason_code is required: one of ${ATTACH_LINE_REASON_CODES.join(', ')}`,
+  'comment.required': 'comment is required: say what shows that this line pays this order',
+}
+
+export type AttachLinePrepared = Awaited<ReturnType<typeof prepareAttachLine>>
+
+export type AttachLineResult =
+  | { outcome: 'paid' | 'late_credited'; lineId: number; order: PaymentOrder; request: null }
+  | { outcome: 'approval_requested'; lineId: number; order: PaymentOrder; request: ApprovalRequest }
+
+/**
+ * Attaches an unmatched or late statement line to the payment order it
+ * pays, with a reason code and a comment:
+ * - an open order (or one frozen while open) is paid as if the matcher had
+ *   found the line: open → unsettled_paid with its ledger posting, PAID
+ *   callback and event (the mark-paid run, shared), and the line is matched;
+ * - an order already closed (error is final: the late payment of an expired
+ *   order) keeps its status: amount − the order's fee is credited to the
+ *   merchant's available balance by a "payment_late" posting keyed by the
+ *   line, and the order's timeline says so.
+ * The line must hold the order's transfer_amount on the order's deposit
+ * account; a wrong amount is credited or returned instead. Above the
+ * merchant's platform four-eyes threshold nothing moves: an approval request
+ * is opened. A second submit finds the line decided (or its request
+ * pending) and is refused.
+ */
+export async function attachStatementLine(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<AttachLineResult> {
+  const data = await validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const prepared = await prepareAttachLine(trx, data, actor)
+      await assertNoPendingRequest(trx, prepared.line)
+      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.line.amount)) {
+        const request = await openApprovalRequest(trx, {
+          action: 'statement_line.attach',
+          target: prepared.target,
+          input: data,
+          prepared,
+          actor,
+          reason: { code: data.reason_code, comment: data.comment },
+        })
+        return {
+          outcome: 'approval_requested' as const,
+          lineId: prepared.line.id,
+          order: prepared.order,
+          request,
+        }
+      }
+      const result = await runAttachLine(trx, prepared, data, { actor, request: null })
+      return {
+        outcome: result.outcome,
+        lineId: prepared.line.id,
+        order: prepared.order,
+        request: null,
+      }
+    })
+  )
+}
+
+/** Locks the line, then the order; checks both allow the attachment now. */
+export async function prepareAttachLine(
+  trx: TransactionClientContract,
+  data: AttachLineData,
+  actor?: Actor
+) {
+  const line = await lockLine(trx, data.statement_line_id)
+  assertDecidable(line)
+  const order = await lockPayment(trx, data.platform_order_id)
+  const id = order.platformOrderId
+  if (order.depositAccountId !== line.deposit_account_id) {
+    throw ActionError.field(
+      'platform_order_id',
+      `${id} was to be paid to another deposit account than the one line #${line.id} arrived on`
+    )
+  }
+  if (order.transferAmount !== line.amount) {
+    throw ActionError.field(
+      'platform_order_id',
+      `${id} expects ${formatAmount(order.transferAmount)} THB but line #${line.id} is ${formatAmount(line.amount)} THB: credit the merchant or return the line instead`
+    )
+  }
+  let mode: 'pay' | 'late'
+  const underlying = underlyingStatus(order)
+  if (underlying === 'open') {
+    mode = 'pay'
+    const markPaid = await livePendingRequest(trx, 'mark_paid', { type: 'payment', id })
+    if (markPaid) throw pendingRefusal(markPaid, 'platform_order_id')
+  } else if (order.status === 'error') {
+    mode = 'late'
+  } else {
+    throw ActionError.field(
+      'platform_order_id',
+      `${id} is already ${order.status}${order.status === 'freeze' ? ' (frozen after it was paid)' : ''}: this line cannot pay it again`
+    )
+  }
+  const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
+  const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
+  return { line, order, merchant, platform, mode, target: lineTarget(line, actor) }
+}
+
+/** The attachment itself, in the caller's transaction, after prepareAttachLine. */
+export async function runAttachLine(
+  trx: TransactionClientContract,
+  prepared: AttachLinePrepared,
+  data: AttachLineData,
+  context: RunContext
+) {
+  const { line, order, merchant, platform, mode } = prepared
+  const { actor, request } = context
+  const said = `statement line #${line.id} (${data.reason_code}): ${data.comment}`
+  let credited: number | null = null
+  let fee: number | null = null
+  if (mode === 'pay') {
+    // The same change as an operator marking it paid, from the statement's evidence.
+    await runMarkPaid(
+      trx,
+      {
+        order,
+        slip: null,
+        platform,
+        target: {
+          type: 'payment',
+          id: order.platformOrderId,
+          amount: order.amount,
+          reviewedBy: null,
+        },
+      },
+      { platform_order_id: order.platformOrderId, reason_code: 'seen_on_statement', comment: said },
+      context
+    )
+    fee = order.fee
+  } else {
+    fee = order.fee ?? rateFee(order.amount, merchant.paymentFeeRateBps)
+    credited = order.amount - fee
+    const adjustment = order.transferAmount - order.amount
+    const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -line.amount }]
+    if (credited !== 0)
+      legs.push({ merchantId: merchant.id, account: 'available', amount: credited })
+    if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
+    if (adjustment !== 0) legs.push({ gateway: 'slot_adjustment', amount: adjustment })
+    await postLedgerTransaction(trx, {
+      kind: 'payment_late',
+      reference: { type: 'payment', id: order.platformOrderId },
+      // Names the line: the same line can never be credited twice, whoever tries.
+      idempotencyKey: `payment_late:statement_line:${line.id}`,
+      description: `late payment, statement line #${line.id}`,
+      legs,
+    })
+    await recordOrderEvent(trx, {
+      orderType: 'payment',
+      orderId: order.id,
+      from: order.status,
+      to: order.status,
+      actor,
+      reason:
+        `late payment: statement line #${line.id} credited ${formatAmount(credited)} THB ` +
+        `(fee ${formatAmount(fee)}) to the merchant's balance` +
+        (request ? `, approval request #${request.id}` : '') +
+        `: ${data.comment}`,
+    })
+  }
+  await writeDecision(trx, line, {
+    decision: 'attached',
+    actor,
+    reason: { code: data.reason_code, comment: data.comment },
+    paymentOrderId: order.id,
+    merchantId: merchant.id,
+    extra:
+      mode === 'pay'
+        ? { status: 'matched', order_type: 'payment', order_id: order.id, matched_at: new Date() }
+        : {},
+    details: {
+      platform_order_id: order.platformOrderId,
+      merchant_id: merchant.merchantId,
+      mode,
+      amount: line.amount,
+      credited,
+      fee,
+      requested_by: request?.requestedByActor ?? null,
+    },
+    requestId: request?.id ?? null,
+  })
+  return {
+    outcome: mode === 'pay' ? ('paid' as const) : ('late_credited' as const),
+    statement_line_id: line.id,
+    platform_order_id: order.platformOrderId,
+    order_status: order.status,
+    credited,
+    fee,
+  }
+}

@@ -1,0 +1,160 @@
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type Merchant from '#merchants/models/merchant'
+import Platform from '#merchants/models/platform'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import type { RunContext } from '#approvals/approvable_actions'
+import { needsFourEyes, openApprovalRequest } from '#approvals/approval_requests'
+import { lockMerchant } from '#merchants/merchant_rules'
+import { decisionComment } from '#payments/payment_rules'
+import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
+import { validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import { rateFee } from '#core/money'
+import type { Actor } from '#core/actor'
+import {
+  assertDecidable,
+  assertNoPendingRequest,
+  LINE_ID_MESSAGES,
+  lineTarget,
+  lockLine,
+  statementLineId,
+  writeDecision,
+} from '#reconciliation/line_decision'
+
+/** Why an operator says a statement line's money belongs to a merchant. */
+export const CREDIT_LINE_REASON_CODES = [
+  'merchant_claimed',
+  'wrong_amount',
+  'order_not_created',
+  'late_payment',
+  'other',
+] as const
+
+const schema = vine.object({
+  statement_line_id: statementLineId(),
+  merchant_id: vine.string().trim().minLength(1).maxLength(32),
+  reason_code: vine.enum(CREDIT_LINE_REASON_CODES),
+  comment: decisionComment(),
+})
+
+export const creditMerchantFromLineValidator = vine.compile(schema)
+export type CreditLineData = Infer<typeof schema>
+
+export const CREDIT_LINE_MESSAGES = {
+  ...LINE_ID_MESSAGES,
+  'merchant_id.required': 'merchant_id is required: the merchant whose balance receives the line',
+  'reason_code.required': `reason_code is required: one of ${CREDIT_LINE_REASON_CODES.join(', ')}`,
+  'comment.required': "comment is required: say what shows that the money is this merchant's",
+}
+
+export type CreditLinePrepared = Awaited<ReturnType<typeof prepareCreditLine>>
+
+export type CreditLineResult =
+  | {
+      outcome: 'credited'
+      lineId: number
+      merchant: Merchant
+      credited: number
+      fee: number
+      request: null
+    }
+  | { outcome: 'approval_requested'; lineId: number; merchant: Merchant; request: ApprovalRequest }
+
+/**
+ * Credits an unmatched (or late) statement line to the merchant an operator
+ * chooses: the line's amount less the merchant's payment fee (the money is
+ * one of its customers' deposits that found no order) goes to the merchant's
+ * available balance, the fee to fee revenue, out of deposit clearing; one
+ * "statement_line_credit" posting keyed by the line. Above the merchant's
+ * platform four-eyes threshold an approval request is opened instead.
+ */
+export async function creditMerchantFromLine(
+  input: Record<string, unknown>,
+  actor: Actor
+): Promise<CreditLineResult> {
+  const data = await validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const prepared = await prepareCreditLine(trx, data, actor)
+      await assertNoPendingRequest(trx, prepared.line)
+      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.line.amount)) {
+        const request = await openApprovalRequest(trx, {
+          action: 'statement_line.credit_merchant',
+          target: prepared.target,
+          input: data,
+          prepared,
+          actor,
+          reason: { code: data.reason_code, comment: data.comment },
+        })
+        return {
+          outcome: 'approval_requested' as const,
+          lineId: prepared.line.id,
+          merchant: prepared.merchant,
+          request,
+        }
+      }
+      const result = await runCreditLine(trx, prepared, data, { actor, request: null })
+      return {
+        outcome: 'credited' as const,
+        lineId: prepared.line.id,
+        merchant: prepared.merchant,
+        credited: result.credited,
+        fee: result.fee,
+        request: null,
+      }
+    })
+  )
+}
+
+/** Locks the line, finds the merchant; the line must still wait for a decision. */
+export async function prepareCreditLine(
+  trx: TransactionClientContract,
+  data: CreditLineData,
+  actor?: Actor
+) {
+  const line = await lockLine(trx, data.statement_line_id)
+  assertDecidable(line)
+  // Not locked: the posting locks the merchant's balance row itself.
+  const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
+  const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
+  return { line, merchant, platform, target: lineTarget(line, actor) }
+}
+
+export async function runCreditLine(
+  trx: TransactionClientContract,
+  prepared: CreditLinePrepared,
+  data: CreditLineData,
+  context: RunContext
+) {
+  const { line, merchant } = prepared
+  const { actor, request } = context
+  const fee = Math.min(rateFee(line.amount, merchant.paymentFeeRateBps), line.amount)
+  const credited = line.amount - fee
+  const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -line.amount }]
+  if (credited !== 0) legs.push({ merchantId: merchant.id, account: 'available', amount: credited })
+  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
+  await postLedgerTransaction(trx, {
+    kind: 'statement_line_credit',
+    reference: { type: 'statement_line', id: String(line.id) },
+    description: `statement line #${line.id} credited to ${merchant.merchantId}`,
+    legs,
+  })
+  await writeDecision(trx, line, {
+    decision: 'credited',
+    actor,
+    reason: { code: data.reason_code, comment: data.comment },
+    merchantId: merchant.id,
+    details: {
+      merchant_id: merchant.merchantId,
+      amount: line.amount,
+      credited,
+      fee,
+      requested_by: request?.requestedByActor ?? null,
+    },
+    requestId: request?.id ?? null,
+  })
+  return { statement_line_id: line.id, merchant_id: merchant.merchantId, credited, fee }
+}

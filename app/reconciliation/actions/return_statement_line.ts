@@ -1,0 +1,97 @@
+import vine from '@vinejs/vine'
+import type { Infer } from '@vinejs/vine/types'
+import db from '@adonisjs/lucid/services/db'
+import { decisionComment } from '#payments/payment_rules'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { BANKS } from '#core/banks'
+import { validateInput } from '#core/validation'
+import { withDeadlockRetry } from '#core/db_retry'
+import type { Actor } from '#core/actor'
+import {
+  assertDecidable,
+  assertNoPendingRequest,
+  LINE_ID_MESSAGES,
+  lockLine,
+  statementLineId,
+  writeDecision,
+} from '#reconciliation/line_decision'
+
+/** Why the money goes back to whoever sent it. */
+export const RETURN_LINE_REASON_CODES = [
+  'no_matching_order',
+  'wrong_amount',
+  'payer_requested',
+  'merchant_refused',
+  'other',
+] as const
+
+const BANK_CODES = Object.keys(BANKS) as [keyof typeof BANKS, ...Array<keyof typeof BANKS>]
+
+const schema = vine.object({
+  statement_line_id: statementLineId(),
+  bank: vine.enum(BANK_CODES),
+  account_no: vine
+    .string()
+    .trim()
+    .regex(/^\d{10,15}$/),
+  account_name: vine.string().trim().minLength(1).maxLength(120),
+  reason_code: vine.enum(RETURN_LINE_REASON_CODES),
+  comment: decisionComment(),
+})
+
+export const returnStatementLineValidator = vine.compile(schema)
+export type ReturnLineData = Infer<typeof schema>
+
+export const RETURN_LINE_MESSAGES = {
+  ...LINE_ID_MESSAGES,
+  'bank.required': "bank is required: the payer's bank code (KBANK, SCB, ...)",
+  'bank.enum': `bank must be one of: ${BANK_CODES.join(', ')}`,
+  'account_no.required': "account_no is required: the payer's account number",
+  'account_no.regex': 'account_no must be 10 to 15 digits',
+  'account_name.required': "account_name is required: the payer's name as the bank has it",
+  'reason_code.required': `reason_code is required: one of ${RETURN_LINE_REASON_CODES.join(', ')}`,
+  'comment.required': 'comment is required: say why the money goes back',
+}
+
+/**
+ * Returns an unmatched (or late) statement line to the payer: the amount
+ * the gateway holds for nobody leaves deposit clearing for payout clearing
+ * (one "statement_line_return" posting keyed by the line; no merchant's
+ * balance moves, no fee), and the line records the account it goes back to
+ * (from its description, corrected by the operator). The transfer itself is
+ * made from the deposit account in the bank's portal, as runbook; it shows
+ * on a later statement as a debit line. No four eyes: the money goes back to
+ * where it came from, never to a merchant.
+ */
+export async function returnStatementLine(input: Record<string, unknown>, actor: Actor) {
+  const data = await validateInput(returnStatementLineValidator, input, RETURN_LINE_MESSAGES)
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const line = await lockLine(trx, data.statement_line_id)
+      assertDecidable(line)
+      await assertNoPendingRequest(trx, line)
+      await postLedgerTransaction(trx, {
+        kind: 'statement_line_return',
+        reference: { type: 'statement_line', id: String(line.id) },
+        description: `statement line #${line.id} returned to ${data.bank} ${data.account_no}`,
+        legs: [
+          { gateway: 'deposit_clearing', amount: -line.amount },
+          { gateway: 'payout_clearing', amount: line.amount },
+        ],
+      })
+      await writeDecision(trx, line, {
+        decision: 'returned',
+        actor,
+        reason: { code: data.reason_code, comment: data.comment },
+        returnTo: { bank: data.bank, accountNo: data.account_no, accountName: data.account_name },
+        details: {
+          amount: line.amount,
+          bank: data.bank,
+          account_no: data.account_no,
+          account_name: data.account_name,
+        },
+      })
+      return { lineId: line.id, amount: line.amount, bank: data.bank, accountNo: data.account_no }
+    })
+  )
+}

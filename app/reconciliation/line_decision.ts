@@ -1,0 +1,179 @@
+import vine from '@vinejs/vine'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { ApprovalTarget } from '#approvals/approvable_actions'
+import { livePendingRequest, pendingRefusal } from '#approvals/approval_requests'
+import { clearAssignment } from '#review/assignments'
+import { recordAudit, type Reason } from '#core/audit'
+import { ActionError } from '#core/validation'
+import { formatAmount } from '#core/money'
+import type { Actor } from '#core/actor'
+
+/**
+ * The approval kind shared by every decision on a statement line: its
+ * pending key (kind + line) lets one request wait per line, whichever
+ * decision it asks for, so a line cannot be attached by one request and
+ * credited by another.
+ */
+export const LINE_DECISION_KIND = 'line_decision'
+
+export type LineDecision = 'attached' | 'credited' | 'returned'
+
+/** A statement line row as the deciding actions read it (locked). */
+export interface StatementLineRow {
+  id: number
+  deposit_account_id: number
+  line_at: Date
+  direction: 'credit' | 'debit'
+  amount: number
+  reference: string | null
+  description: string
+  status: 'new' | 'matched' | 'unmatched' | 'late'
+  note: string | null
+  decision: LineDecision | null
+  decided_by_actor: string | null
+  decided_at: Date | null
+}
+
+/** The line an action names. */
+export const statementLineId = () => vine.number().withoutDecimals().min(1)
+
+export const LINE_ID_MESSAGES = {
+  'statement_line_id.required': 'statement_line_id is required: the statement line decided on',
+  'statement_line_id.number': 'statement_line_id must be a statement line number',
+}
+
+/** The line locked for the transaction; 404 naming the field when there is none. */
+export async function lockLine(
+  trx: TransactionClientContract,
+  id: number,
+  field = 'statement_line_id'
+): Promise<StatementLineRow> {
+  const row = await trx.from('statement_lines').where('id', id).forUpdate().first()
+  if (!row) throw ActionError.notFound(field, `no statement line #${id}`)
+  return { ...row, amount: Number(row.amount) } as StatementLineRow
+}
+
+/**
+ * A line may be decided when it is a credit waiting for an operator
+ * (unmatched or late) and no decision was written on it yet. The first
+ * refusal a second submit meets says who decided and when.
+ */
+export function assertDecidable(line: StatementLineRow) {
+  if (line.decision) {
+    const at = line.decided_at ? ` at ${new Date(line.decided_at).toISOString()}` : ''
+    throw ActionError.general(
+      `statement line #${line.id} was already ${line.decision} by ${line.decided_by_actor ?? 'someone'}${at}; a decision is made once`
+    )
+  }
+  if (line.direction !== 'credit') {
+    throw ActionError.general(
+      `statement line #${line.id} is a debit: only money received can be attached, credited or returned`
+    )
+  }
+  if (line.status !== 'unmatched' && line.status !== 'late') {
+    throw ActionError.general(
+      `statement line #${line.id} is ${line.status}: only unmatched and late lines wait for an operator`
+    )
+  }
+}
+
+/**
+ * A decision taken directly is refused while a four-eyes request waits on
+ * the line (not checked on approval: that request is the one running).
+ */
+export async function assertNoPendingRequest(
+  trx: TransactionClientContract,
+  line: StatementLineRow,
+  field: string | null = null
+) {
+  const live = await livePendingRequest(trx, LINE_DECISION_KIND, lineTargetRef(line))
+  if (live) throw pendingRefusal(live, field)
+}
+
+function lineTargetRef(line: Pick<StatementLineRow, 'id'>) {
+  return { type: 'statement_line', id: String(line.id) }
+}
+
+/**
+ * What a four-eyes request on the line is about: the line's amount, and the
+ * operator who examined it (they ask; they may not approve).
+ */
+export function lineTarget(line: StatementLineRow, actor?: Actor): ApprovalTarget {
+  return {
+    ...lineTargetRef(line),
+    amount: line.amount,
+    reviewedBy: actor?.operatorId ?? null,
+  }
+}
+
+export function lineSnapshot(line: StatementLineRow) {
+  return {
+    status: line.status,
+    amount: formatAmount(line.amount),
+    note: line.note ?? null,
+    decision: line.decision ?? null,
+  }
+}
+
+export interface DecisionWrite {
+  decision: LineDecision
+  /** Who decided: the operator acting, or the approver running a request. */
+  actor: Actor
+  reason: { code: string; comment: string }
+  paymentOrderId?: number | null
+  merchantId?: number | null
+  returnTo?: { bank: string; accountNo: string; accountName: string } | null
+  /** Extra columns (an open order's line becomes matched). */
+  extra?: Record<string, unknown>
+  /** The audit row's details. */
+  details: Record<string, unknown>
+  /** The approved request when the decision runs on approval. */
+  requestId?: number | null
+}
+
+/**
+ * Writes the decision on the (locked) line, its audit row, and takes the line
+ * out of the queue (its assignment goes): in the deciding transaction.
+ */
+export async function writeDecision(
+  trx: TransactionClientContract,
+  line: StatementLineRow,
+  write: DecisionWrite
+) {
+  const before = lineSnapshot(line)
+  const now = new Date()
+  const columns = {
+    decision: write.decision,
+    decided_by: write.actor.operatorId ?? null,
+    decided_by_actor: write.actor.name.slice(0, 120),
+    decided_at: now,
+    reason_code: write.reason.code,
+    comment: write.reason.comment,
+    payment_order_id: write.paymentOrderId ?? null,
+    merchant_id: write.merchantId ?? null,
+    return_bank: write.returnTo?.bank ?? null,
+    return_account_no: write.returnTo?.accountNo ?? null,
+    return_account_name: write.returnTo?.accountName ?? null,
+    ...write.extra,
+  }
+  // The lock is held, but the condition keeps "decided once" true even if a caller forgot it.
+  const updated = await trx
+    .from('statement_lines')
+    .where('id', line.id)
+    .whereNull('decision')
+    .update(columns)
+  if (Number(updated) !== 1) {
+    throw ActionError.general(`statement line #${line.id} was already decided`)
+  }
+  Object.assign(line, columns)
+  const reason: Reason = { code: write.reason.code, comment: write.reason.comment }
+  await recordAudit(trx, write.actor, {
+    action: `statement_line.${write.decision === 'attached' ? 'attach' : write.decision === 'credited' ? 'credit' : 'return'}`,
+    target: { type: 'statement_line', id: String(line.id) },
+    before,
+    after: lineSnapshot(line),
+    reason,
+    details: { ...write.details, approval_request_id: write.requestId ?? null },
+  })
+  await clearAssignment(trx, 'lines', line.id)
+}

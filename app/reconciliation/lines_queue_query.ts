@@ -1,0 +1,245 @@
+import { DateTime } from 'luxon'
+import db from '@adonisjs/lucid/services/db'
+import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
+import { ageClass, ageLabel } from '#review/queues'
+import { formatAmount } from '#core/money'
+import { formatGatewayDateTime } from '#core/clock'
+
+export interface LinesQueueFilters {
+  status?: 'unmatched' | 'late'
+  account?: number
+  /** Only the lines this operator holds. */
+  mineOf?: number
+}
+
+export function linesQueueFilters(qs: Record<string, unknown>, operatorId: number) {
+  const status = qs.status === 'late' || qs.status === 'unmatched' ? qs.status : undefined
+  const account = Number(qs.account) || undefined
+  return {
+    status,
+    account,
+    mineOf: qs.mine === '1' ? operatorId : undefined,
+  } satisfies LinesQueueFilters
+}
+
+/**
+ * The queue: credit lines the matcher left to an operator (unmatched, late)
+ * and nobody decided yet, oldest first, with who holds each and how long it
+ * has waited (since it was imported).
+ */
+export async function linesQueue(filters: LinesQueueFilters, page: number, perPage = 25) {
+  const query = db
+    .from('statement_lines as l')
+    .join('deposit_accounts as a', 'a.id', 'l.deposit_account_id')
+    .whereNull('l.decision')
+    .whereIn('l.status', filters.status ? [filters.status] : ['unmatched', 'late'])
+    .where('l.direction', 'credit')
+  if (filters.account) query.where('l.deposit_account_id', filters.account)
+  if (filters.mineOf) query.whereIn('l.id', itemsAssignedTo('lines', filters.mineOf))
+  const result = await query
+    .orderBy('l.created_at')
+    .orderBy('l.id')
+    .select(
+      'l.id',
+      'l.status',
+      'l.amount',
+      'l.line_at',
+      'l.reference',
+      'l.description',
+      'l.note',
+      'l.created_at',
+      'a.bank',
+      'a.account_no',
+      'a.id as account_id'
+    )
+    .paginate(page, perPage)
+  const rows = result.all()
+  const held = await assignmentsOf(
+    'lines',
+    rows.map((row) => row.id)
+  )
+  const now = DateTime.now()
+  return {
+    rows: rows.map((row) => ({
+      id: Number(row.id),
+      status: row.status,
+      amount: formatAmount(Number(row.amount)),
+      line_at: formatGatewayDateTime(row.line_at),
+      reference: row.reference,
+      description: row.description,
+      note: row.note,
+      account: `${row.bank} ${row.account_no}`,
+      waiting: ageLabel(new Date(row.created_at), now),
+      age_class: ageClass(new Date(row.created_at), now),
+      held_by: held.get(String(row.id))?.operatorEmail ?? null,
+    })),
+    page: result.getMeta(),
+  }
+}
+
+/** Undecided lines waiting, per status: the tab's count. */
+export async function linesQueueCount() {
+  const row = await db
+    .from('statement_lines')
+    .whereNull('decision')
+    .whereIn('status', ['unmatched', 'late'])
+    .where('direction', 'credit')
+    .count('* as total')
+    .first()
+  return Number(row?.total ?? 0)
+}
+
+/** Bank and account parsed from a line's description, to fill the return form. */
+export function payerFromDescription(description: string) {
+  const bank = /\bFROM\s+([A-Z]{2,5})\b/i.exec(description)?.[1]?.toUpperCase() ?? ''
+  const accountNo = /\b(\d{10,15})\b/.exec(description)?.[1] ?? ''
+  const name = /X?\d{4,15}\s+([A-Z][A-Z .'-]{2,60})$/i.exec(description)?.[1]?.trim() ?? ''
+  return { bank, accountNo, name }
+}
+
+/**
+ * One line with everything its page shows: the line, its decision (once
+ * made), who holds it, and the payment orders it may pay: named by its
+ * reference or note, or on the same account with an amount within 1 THB
+ * and an order time within a day of the line.
+ */
+export async function linePage(id: number) {
+  const row = await db
+    .from('statement_lines as l')
+    .join('deposit_accounts as a', 'a.id', 'l.deposit_account_id')
+    .leftJoin('payment_orders as o', 'o.id', 'l.payment_order_id')
+    .leftJoin('merchants as m', 'm.id', 'l.merchant_id')
+    .where('l.id', id)
+    .select(
+      'l.*',
+      'a.bank',
+      'a.account_no',
+      'a.account_name',
+      'o.platform_order_id as decided_order',
+      'm.merchant_id as decided_merchant',
+      'm.name as decided_merchant_name'
+    )
+    .first()
+  if (!row) return null
+  const amount = Number(row.amount)
+  const lineAt = new Date(row.line_at)
+  const named = [row.reference, row.note].filter(
+    (value): value is string => typeof value === 'string' && value.length > 0
+  )
+  const candidates = await db
+    .from('payment_orders as o')
+    .join('merchants as m', 'm.id', 'o.merchant_id')
+    .where('o.deposit_account_id', row.deposit_account_id)
+    .where((query) => {
+      if (named.length > 0) {
+        query.whereIn('o.platform_order_id', named).orWhereIn('o.payment_reference', named)
+      }
+      query.orWhere((near) =>
+        near
+          .whereBetween('o.transfer_amount', [amount - 100, amount + 100])
+          .whereBetween('o.order_at', [
+            new Date(lineAt.getTime() - 86_400_000),
+            new Date(lineAt.getTime() + 3_600_000),
+          ])
+      )
+    })
+    .orderByRaw('ABS(o.transfer_amount - ?)', [amount])
+    .orderByRaw('ABS(TIMESTAMPDIFF(SECOND, o.order_at, ?))', [lineAt])
+    .limit(10)
+    .select(
+      'o.platform_order_id',
+      'o.status',
+      'o.status_before_freeze',
+      'o.amount',
+      'o.transfer_amount',
+      'o.order_at',
+      'o.expire_at',
+      'o.error_reason',
+      'o.payment_reference',
+      'm.merchant_id',
+      'm.name as merchant_name'
+    )
+  const held = (await assignmentsOf('lines', [id])).get(String(id)) ?? null
+  // Merchants who take payments on this account: the usual choice for a credit.
+  const merchants = await db
+    .from('merchants as m')
+    .whereExists((sub) =>
+      sub
+        .from('payment_orders as o')
+        .whereRaw('o.merchant_id = m.id')
+        .where('o.deposit_account_id', row.deposit_account_id)
+    )
+    .orderBy('m.merchant_id')
+    .limit(50)
+    .select('m.merchant_id', 'm.name')
+  const payer = payerFromDescription(row.description ?? '')
+  const pending = await db
+    .from('approval_requests')
+    .where('pending_key', `line_decision:statement_line:${id}`)
+    .select('id', 'action', 'requested_by_actor', 'expires_at')
+    .first()
+  return {
+    pending: pending
+      ? {
+          id: Number(pending.id),
+          action: pending.action,
+          requested_by: pending.requested_by_actor,
+        }
+      : null,
+    line: {
+      id: Number(row.id),
+      status: row.status,
+      amount: formatAmount(amount),
+      amountSatang: amount,
+      line_at: formatGatewayDateTime(row.line_at),
+      imported_at: formatGatewayDateTime(row.created_at),
+      waiting: ageLabel(new Date(row.created_at)),
+      age_class: ageClass(new Date(row.created_at)),
+      reference: row.reference,
+      description: row.description,
+      note: row.note,
+      account: `${row.bank} ${row.account_no}`,
+      account_name: row.account_name,
+      decision: row.decision,
+      decided_by: row.decided_by_actor,
+      decided_at: row.decided_at ? formatGatewayDateTime(row.decided_at) : null,
+      reason_code: row.reason_code,
+      comment: row.comment,
+      decided_order: row.decided_order,
+      decided_merchant: row.decided_merchant,
+      decided_merchant_name: row.decided_merchant_name,
+      return_to: row.return_bank
+        ? `${row.return_bank} ${row.return_account_no} (${row.return_account_name})`
+        : null,
+    },
+    held,
+    candidates: candidates.map((order) => {
+      const why: string[] = []
+      if (named.includes(order.platform_order_id) || named.includes(order.payment_reference)) {
+        why.push('named by the line')
+      }
+      if (Number(order.transfer_amount) === amount) why.push('same amount')
+      else
+        why.push(`amount off by ${formatAmount(Math.abs(Number(order.transfer_amount) - amount))}`)
+      return {
+        platform_order_id: order.platform_order_id,
+        status:
+          order.status === 'error' && order.error_reason
+            ? `error (${order.error_reason})`
+            : order.status,
+        amount: formatAmount(Number(order.amount)),
+        transfer_amount: formatAmount(Number(order.transfer_amount)),
+        exact: Number(order.transfer_amount) === amount,
+        order_at: formatGatewayDateTime(order.order_at),
+        merchant_id: order.merchant_id,
+        merchant_name: order.merchant_name,
+        why: why.join(', '),
+      }
+    }),
+    merchants: merchants.map((merchant) => ({
+      value: merchant.merchant_id,
+      label: `${merchant.merchant_id} · ${merchant.name}`,
+    })),
+    payer,
+  }
+}
