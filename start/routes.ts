@@ -76,6 +76,7 @@ const DepositAccountsController = () => import('#admin/controllers/deposit_accou
 const OperatorsController = () => import('#admin/controllers/operators_controller')
 
 router.get('/admin/assets/admin.css', [AssetsController, 'stylesheet'])
+router.get('/admin/assets/js/:file', [AssetsController, 'script'])
 
 router
   .group(() => {
