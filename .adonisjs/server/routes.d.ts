@@ -19,6 +19,7 @@ export type ScannedRoutes = {
     'payouts.query_settlement': { paramsTuple?: []; params?: {} }
     'slips.upload': { paramsTuple?: []; params?: {} }
     'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'assets.script': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
     'session.show_login': { paramsTuple?: []; params?: {} }
     'session.login': { paramsTuple?: []; params?: {} }
     'session.show_second_factor': { paramsTuple?: []; params?: {} }
@@ -80,13 +81,29 @@ export type ScannedRoutes = {
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.frozen': { paramsTuple?: []; params?: {} }
+    'review.slips': { paramsTuple?: []; params?: {} }
+    'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.approvals': { paramsTuple?: []; params?: {} }
     'review.assign': { paramsTuple?: []; params?: {} }
+    'review.reject_slips': { paramsTuple?: []; params?: {} }
+    'review.decide_slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.approve_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.reject_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.freeze': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.unfreeze': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.mark_paid': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statement_lines.index': { paramsTuple?: []; params?: {} }
+    'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_lines.bulk': { paramsTuple?: []; params?: {} }
+    'statement_lines.decide': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
   GET: {
     'health': { paramsTuple?: []; params?: {} }
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'assets.script': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
     'session.show_login': { paramsTuple?: []; params?: {} }
     'session.show_second_factor': { paramsTuple?: []; params?: {} }
     'session.show_enrolment': { paramsTuple?: []; params?: {} }
@@ -116,12 +133,19 @@ export type ScannedRoutes = {
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.frozen': { paramsTuple?: []; params?: {} }
+    'review.slips': { paramsTuple?: []; params?: {} }
+    'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.approvals': { paramsTuple?: []; params?: {} }
+    'statement_lines.index': { paramsTuple?: []; params?: {} }
+    'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
   HEAD: {
     'health': { paramsTuple?: []; params?: {} }
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'assets.stylesheet': { paramsTuple?: []; params?: {} }
+    'assets.script': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
     'session.show_login': { paramsTuple?: []; params?: {} }
     'session.show_second_factor': { paramsTuple?: []; params?: {} }
     'session.show_enrolment': { paramsTuple?: []; params?: {} }
@@ -151,6 +175,12 @@ export type ScannedRoutes = {
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.frozen': { paramsTuple?: []; params?: {} }
+    'review.slips': { paramsTuple?: []; params?: {} }
+    'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.approvals': { paramsTuple?: []; params?: {} }
+    'statement_lines.index': { paramsTuple?: []; params?: {} }
+    'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
   POST: {
     'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
@@ -197,6 +227,15 @@ export type ScannedRoutes = {
     'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'review.assign': { paramsTuple?: []; params?: {} }
+    'review.reject_slips': { paramsTuple?: []; params?: {} }
+    'review.decide_slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.approve_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.reject_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'review.freeze': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.unfreeze': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'review.mark_paid': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'statement_lines.bulk': { paramsTuple?: []; params?: {} }
+    'statement_lines.decide': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
 }
 declare module '@adonisjs/core/types/http' {
