@@ -5,9 +5,10 @@ import { DateTime } from 'luxon'
  * - frozen: payments held by an operator (item: platform_order_id);
  * - slips: flagged slips waiting for a decision (item: payment_slips.id);
  * - lines: unmatched and late statement lines (item: statement_lines.id);
- * - approvals: requests waiting for a second operator (item: approval_requests.id).
+ * - approvals: requests waiting for a second operator (item: approval_requests.id);
+ * - callbacks: orders whose callback was given up after its attempts (item: platform_order_id).
  */
-export const REVIEW_QUEUES = ['frozen', 'slips', 'lines', 'approvals'] as const
+export const REVIEW_QUEUES = ['frozen', 'slips', 'lines', 'approvals', 'callbacks'] as const
 export type ReviewQueue = (typeof REVIEW_QUEUES)[number]
 
 export function isReviewQueue(value: unknown): value is ReviewQueue {

@@ -2,14 +2,15 @@
 |--------------------------------------------------------------------------
 | Back-office review queues (mounted under /admin by start/routes.ts)
 |--------------------------------------------------------------------------
-| Frozen orders, flagged slips and approval requests, and the assignment of
-| queue items ("my items"). Viewers read; operators decide; who may approve
-| a request is checked by the approval action itself.
+| Frozen orders, flagged slips, approval requests and failed callbacks, and
+| the assignment of queue items ("my items"). Viewers read; operators
+| decide; who may approve a request is checked by the approval action itself.
 */
 import router from '@adonisjs/core/services/router'
 import { middleware } from '#start/kernel'
 
 const ReviewController = () => import('#admin/controllers/review_controller')
+const FailedCallbacksController = () => import('#admin/controllers/failed_callbacks_controller')
 
 const ORDER_ID = /^[A-Za-z0-9]{24}$/
 
@@ -21,11 +22,13 @@ export function reviewRoutes() {
       router.get('/review/slips', [ReviewController, 'slips'])
       router.get('/review/slips/:id', [ReviewController, 'slip']).where('id', /^\d+$/)
       router.get('/review/approvals', [ReviewController, 'approvals'])
+      router.get('/review/callbacks', [FailedCallbacksController, 'index'])
     })
     .use(middleware.adminAuth({ role: 'viewer' }))
   router
     .group(() => {
       router.post('/queues/assign', [ReviewController, 'assign'])
+      router.post('/review/callbacks/resend', [FailedCallbacksController, 'resend'])
       // Literal paths before the :id ones.
       router.post('/review/slips/reject', [ReviewController, 'rejectSlips'])
       router.post('/review/slips/:id/decide', [ReviewController, 'decideSlip']).where('id', /^\d+$/)

@@ -6,11 +6,23 @@ import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { callbackJobId, enqueueAfterCommit } from '#callbacks/enqueue'
 import { signCallbackBody } from '#callbacks/signing'
+import { clearAssignment } from '#review/assignments'
+
+/** Why callbacks are sent again (the back-office asks; the CLI may omit it). */
+export const RESEND_REASON_CODES = [
+  'merchant_endpoint_fixed',
+  'merchant_request',
+  'notify_url_changed',
+  'after_incident',
+  'other',
+] as const
 
 export const resendCallbackValidator = vine.compile(
   vine.object({
     /** The payment's, withdrawal's or settlement's id. */
     platform_order_id: vine.string().trim().maxLength(64),
+    reason_code: vine.enum(RESEND_REASON_CODES).optional(),
+    comment: vine.string().trim().maxLength(1000).optional(),
   })
 )
 
@@ -34,7 +46,8 @@ export interface ResentCallback {
  * same transaction; the jobs are enqueued after the commit.
  */
 export async function resendCallback(input: Record<string, unknown>, actor: Actor) {
-  const { platform_order_id: platformOrderId } = await validateInput(resendCallbackValidator, input)
+  const data = await validateInput(resendCallbackValidator, input)
+  const platformOrderId = data.platform_order_id
   const resent = await db.transaction(async (trx) => {
     const rows = await CallbackOutbox.query({ client: trx })
       .where('platform_order_id', platformOrderId)
@@ -84,8 +97,11 @@ export async function resendCallback(input: Record<string, unknown>, actor: Acto
         series: result[index].series,
         attempts: 0,
       })),
+      reason: { code: data.reason_code ?? null, comment: data.comment ?? null },
       details: { callback_outbox_ids: rows.map((row) => row.id) },
     })
+    // Resent: the order leaves the failed-callbacks queue (a new failure brings it back).
+    await clearAssignment(trx, 'callbacks', platformOrderId)
     return result
   })
   // Lucid runs the after-commit hooks inside commit(): each job is added, or Redis was away.

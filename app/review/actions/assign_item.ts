@@ -29,6 +29,7 @@ const ITEM_TABLES: Record<ReviewQueue, { table: string; column: string }> = {
   slips: { table: 'payment_slips', column: 'id' },
   lines: { table: 'statement_lines', column: 'id' },
   approvals: { table: 'approval_requests', column: 'id' },
+  callbacks: { table: 'callback_outbox', column: 'platform_order_id' },
 }
 
 export interface AssignResult {

@@ -1,0 +1,62 @@
+import type { HttpContext } from '@adonisjs/core/http'
+import { failedCallbackCount, failedCallbacks } from '#callbacks/failed_callbacks_query'
+import { resendCallback, RESEND_REASON_CODES } from '#callbacks/actions/resend_callback'
+import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
+import { submitAction } from '#admin/operator_action'
+import { ActionError } from '#core/validation'
+import type Operator from '#operators/models/operator'
+
+const PER_PAGE = 25
+
+/**
+ * The failed-callbacks queue: callbacks given up after their five attempts,
+ * resent in bulk (one result per order) once the merchant's endpoint works.
+ */
+export default class FailedCallbacksController {
+  async index(ctx: HttpContext) {
+    const operator = ctx.auth.user as Operator
+    const mine = ctx.request.input('mine') === '1'
+    const { page, rows } = await failedCallbacks({
+      page: Math.max(1, Number(ctx.request.input('page', 1)) || 1),
+      perPage: PER_PAGE,
+      mineOf: mine ? operator.id : null,
+    })
+    return ctx.view.render('admin/review/callbacks', {
+      page,
+      rows,
+      mine,
+      counts: { callbacks: await failedCallbackCount() },
+      query: (to: number) => `page=${to}${mine ? '&mine=1' : ''}`,
+      reasonCodes: RESEND_REASON_CODES.map((code) => ({ value: code, label: code })),
+    })
+  }
+
+  /** Resends the ticked orders' callbacks: a new series each, audited with the reason. */
+  async resend(ctx: HttpContext) {
+    const ids = selectedIds(ctx)
+    return submitAction(
+      ctx,
+      async (actor) => {
+        if (ids.length === 0) throw ActionError.general('Tick at least one callback to resend.')
+        const reason = {
+          reason_code: ctx.request.input('reason_code'),
+          comment: ctx.request.input('comment'),
+        }
+        if (!reason.comment || String(reason.comment).trim() === '') {
+          throw ActionError.general('A comment is required: say why the callbacks are sent again.')
+        }
+        return runBulk(ids, async (platformOrderId) => {
+          const resent = await resendCallback(
+            { platform_order_id: platformOrderId, ...reason },
+            actor
+          )
+          return `${platformOrderId}: resent (${resent.map((row) => `${row.status}, series ${row.series}`).join('; ')})`
+        })
+      },
+      (results) => {
+        flashBulkResults(ctx, 'Resend callbacks', results)
+        return ctx.response.redirect().back()
+      }
+    )
+  }
+}
