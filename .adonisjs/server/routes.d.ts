@@ -85,7 +85,9 @@ export type ScannedRoutes = {
     'review.slips': { paramsTuple?: []; params?: {} }
     'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'review.approvals': { paramsTuple?: []; params?: {} }
+    'failed_callbacks.index': { paramsTuple?: []; params?: {} }
     'review.assign': { paramsTuple?: []; params?: {} }
+    'failed_callbacks.resend': { paramsTuple?: []; params?: {} }
     'review.reject_slips': { paramsTuple?: []; params?: {} }
     'review.decide_slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'review.approve_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
@@ -137,6 +139,7 @@ export type ScannedRoutes = {
     'review.slips': { paramsTuple?: []; params?: {} }
     'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'review.approvals': { paramsTuple?: []; params?: {} }
+    'failed_callbacks.index': { paramsTuple?: []; params?: {} }
     'statement_lines.index': { paramsTuple?: []; params?: {} }
     'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
@@ -179,6 +182,7 @@ export type ScannedRoutes = {
     'review.slips': { paramsTuple?: []; params?: {} }
     'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'review.approvals': { paramsTuple?: []; params?: {} }
+    'failed_callbacks.index': { paramsTuple?: []; params?: {} }
     'statement_lines.index': { paramsTuple?: []; params?: {} }
     'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
   }
@@ -227,6 +231,7 @@ export type ScannedRoutes = {
     'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'review.assign': { paramsTuple?: []; params?: {} }
+    'failed_callbacks.resend': { paramsTuple?: []; params?: {} }
     'review.reject_slips': { paramsTuple?: []; params?: {} }
     'review.decide_slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'review.approve_request': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }

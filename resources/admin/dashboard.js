@@ -106,8 +106,12 @@
         x: { grid: { display: false } },
         y: {
           beginAtZero: true,
+          // With no volume at all Chart.js would label 0..1 in fifths, printed
+          // as whole baht (0, 0, 1, 1...): give the empty chart a sensible scale.
+          suggestedMax: 1000,
           grid: grid,
           ticks: {
+            precision: 0,
             callback: function (value) {
               return baht.format(value)
             },
