@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { failedCallbackCount, failedCallbacks } from '#callbacks/failed_callbacks_query'
+import { failedCallbacks } from '#callbacks/failed_callbacks_query'
+import { reviewQueueCounts } from '#review/queue_counts'
 import { resendCallback, RESEND_REASON_CODES } from '#callbacks/actions/resend_callback'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
@@ -25,7 +26,7 @@ export default class FailedCallbacksController {
       page,
       rows,
       mine,
-      counts: { callbacks: await failedCallbackCount() },
+      counts: await reviewQueueCounts(),
       query: (to: number) => `page=${to}${mine ? '&mine=1' : ''}`,
       reasonCodes: RESEND_REASON_CODES.map((code) => ({ value: code, label: code })),
     })

@@ -6,9 +6,10 @@ import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_reques
 import { assignItems } from '#review/actions/assign_item'
 import { assignmentsOf } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import { frozenCount, frozenQueue, type QueueFilter } from '#review/frozen_queue_query'
-import { linesNear, slipCount, slipQueue } from '#review/slip_queue_query'
-import { approvalCount, pendingApprovals, recentDecidedApprovals } from '#review/approvals_query'
+import { frozenQueue, type QueueFilter } from '#review/frozen_queue_query'
+import { reviewQueueCounts } from '#review/queue_counts'
+import { linesNear, slipQueue } from '#review/slip_queue_query'
+import { pendingApprovals, recentDecidedApprovals } from '#review/approvals_query'
 import { reviewSlip, SLIP_REVIEW_REASON_CODES } from '#slips/actions/review_slip'
 import { slipDetails } from '#slips/slip_details'
 import { freezePayment } from '#payments/actions/freeze_payment'
@@ -40,15 +41,6 @@ function queueFilter(ctx: HttpContext): QueueFilter & { mine: boolean } {
   }
 }
 
-async function tabCounts() {
-  const [frozen, slips, approvals] = await Promise.all([
-    frozenCount(),
-    slipCount(),
-    approvalCount(),
-  ])
-  return { frozen, slips, approvals }
-}
-
 /** A decision's redirect target: back where the form was, or `fallback`. */
 function backTo(ctx: HttpContext, fallback: string) {
   const to = String(ctx.request.input('back', ''))
@@ -68,7 +60,7 @@ export default class ReviewController {
       page,
       rows,
       mine: filter.mine,
-      counts: await tabCounts(),
+      counts: await reviewQueueCounts(),
       query: (to: number) => `page=${to}${filter.mine ? '&mine=1' : ''}`,
       operatorId: (ctx.auth.user as Operator).id,
     })
@@ -81,7 +73,7 @@ export default class ReviewController {
       page,
       rows,
       mine: filter.mine,
-      counts: await tabCounts(),
+      counts: await reviewQueueCounts(),
       query: (to: number) => `page=${to}${filter.mine ? '&mine=1' : ''}`,
       operatorId: (ctx.auth.user as Operator).id,
       rejectCodes: options(SLIP_REVIEW_REASON_CODES.reject),
@@ -162,7 +154,7 @@ export default class ReviewController {
       })),
       recent: await recentDecidedApprovals(),
       mine: filter.mine,
-      counts: await tabCounts(),
+      counts: await reviewQueueCounts(),
       query: (to: number) => `page=${to}${filter.mine ? '&mine=1' : ''}`,
       operatorId: operator.id,
       approveCodes: options(APPROVAL_APPROVE_REASON_CODES),

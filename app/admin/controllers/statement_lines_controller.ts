@@ -1,3 +1,4 @@
+import { reviewQueueCounts } from '#review/queue_counts'
 import type { HttpContext } from '@adonisjs/core/http'
 import type Operator from '#operators/models/operator'
 import {
@@ -12,12 +13,7 @@ import {
   returnStatementLine,
   RETURN_LINE_REASON_CODES,
 } from '#reconciliation/actions/return_statement_line'
-import {
-  linePage,
-  linesQueue,
-  linesQueueCount,
-  linesQueueFilters,
-} from '#reconciliation/lines_queue_query'
+import { linePage, linesQueue, linesQueueFilters } from '#reconciliation/lines_queue_query'
 import { depositAccountChoices } from '#reconciliation/statements_query'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
@@ -103,7 +99,7 @@ export default class StatementLinesController {
       },
       mine: Boolean(filters.mineOf),
       query: (to: number) => new URLSearchParams({ ...shown, page: String(to) }).toString(),
-      counts: { lines: await linesQueueCount() },
+      counts: await reviewQueueCounts(),
       accounts: await depositAccountChoices(),
       attachCodes: options(ATTACH_LINE_REASON_CODES),
       creditCodes: options(CREDIT_LINE_REASON_CODES),
