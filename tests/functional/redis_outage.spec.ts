@@ -19,6 +19,13 @@ import {
  * about a second: it goes on where the database alone keeps the call correct,
  * and answers 503 where it does not (a withdrawal needs the replay store).
  */
+/**
+ * "Fails fast": well under the 6–12 s hangs this guards against. Redis's
+ * command timeout is about 1 s; the margin absorbs a busy CI machine. The
+ * fault suite measures the latency figures themselves.
+ */
+const FAST_MS = 3000
+
 test.group('Redis down', (group) => {
   let second: Awaited<ReturnType<typeof startSecondGateway>>
   group.setup(async () => {
@@ -51,7 +58,7 @@ test.group('Redis down', (group) => {
 
     const balance = await timed(signedPost('/balance', who, authBody(who), options))
     assert.equal(balance.response.status, 200, balance.response.text)
-    assert.isBelow(balance.ms, 1500)
+    assert.isBelow(balance.ms, FAST_MS)
 
     const payment = await timed(
       signedPost(
@@ -68,7 +75,7 @@ test.group('Redis down', (group) => {
       )
     )
     assert.equal(payment.response.status, 200, payment.response.text)
-    assert.isBelow(payment.ms, 1500)
+    assert.isBelow(payment.ms, FAST_MS)
 
     const withdrawal = await timed(
       signedPost(
@@ -79,7 +86,7 @@ test.group('Redis down', (group) => {
       )
     )
     assertError(assert, withdrawal.response, 503, 'service-unavailable', /replay protection/)
-    assert.isBelow(withdrawal.ms, 1500)
+    assert.isBelow(withdrawal.ms, FAST_MS)
     const payouts = await db.from('payout_orders').count('* as total').first()
     assert.equal(Number(payouts.total), 0, 'nothing written for the refused withdrawal')
 
@@ -92,6 +99,6 @@ test.group('Redis down', (group) => {
       )
     )
     assert.equal(settlement.response.status, 200, settlement.response.text)
-    assert.isBelow(settlement.ms, 1500)
+    assert.isBelow(settlement.ms, FAST_MS)
   })
 })
