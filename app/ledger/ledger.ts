@@ -210,13 +210,15 @@ async function resolveAccountIds(
   trx: TransactionClientContract,
   keys: Array<{ owner: string; code: string }>
 ): Promise<Map<string, number>> {
-  const lookup = () =>
-    trx
+  const lookup = (locking = false) => {
+    const query = trx
       .from('ledger_accounts')
-      .where((query) => {
-        for (const { owner, code } of keys) query.orWhere((pair) => pair.where({ owner, code }))
+      .where((where) => {
+        for (const { owner, code } of keys) where.orWhere((pair) => pair.where({ owner, code }))
       })
       .select('id', 'owner', 'code')
+    return locking ? query.forShare() : query
+  }
   const found = new Map<string, number>()
   const remember = (rows: Array<{ id: number; owner: string; code: string }>) => {
     for (const row of rows) found.set(`${row.owner}:${row.code}`, row.id)
@@ -237,6 +239,9 @@ async function resolveAccountIds(
       [GATEWAY_OWNER, code, new Date()]
     )
   }
-  remember(await lookup())
+  // A locking read: when another transaction opened the account first, our
+  // INSERT IGNORE waited for it and did nothing, and a plain read would still
+  // see this transaction's older snapshot, without the row.
+  remember(await lookup(true))
   return found
 }

@@ -85,4 +85,52 @@ test.group('ledger', (group) => {
     const count = await db.from('ledger_transactions').count('* as total').first()
     assert.equal(Number(count.total), 1) // only the credit
   })
+
+  test('two transactions opening the same gateway account at once both post', async ({
+    assert,
+  }) => {
+    // resetDatabase leaves no gateway account: both postings must open fee_revenue.
+    await db.from('ledger_accounts').where('owner', 'gateway').delete()
+    const first = await db.transaction()
+    const second = await db.transaction()
+    try {
+      // The second transaction's snapshot is taken before the first opens the account.
+      await second.from('ledger_accounts').count('* as total')
+      await postLedgerTransaction(first, {
+        kind: 'test_open',
+        idempotencyKey: 'test_open:1',
+        legs: [
+          { gateway: 'fee_revenue', amount: 100 },
+          { gateway: 'adjustments', amount: -100 },
+        ],
+      })
+      // Its INSERT IGNORE waits for the first transaction, which commits meanwhile.
+      const posting = postLedgerTransaction(second, {
+        kind: 'test_open',
+        idempotencyKey: 'test_open:2',
+        legs: [
+          { gateway: 'fee_revenue', amount: 200 },
+          { gateway: 'adjustments', amount: -200 },
+        ],
+      })
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await first.commit()
+      await posting
+      await second.commit()
+    } finally {
+      if (!first.isCompleted) await first.rollback()
+      if (!second.isCompleted) await second.rollback()
+    }
+    const sums = await db
+      .from('ledger_entries')
+      .join('ledger_accounts', 'ledger_accounts.id', 'ledger_entries.account_id')
+      .where('ledger_accounts.owner', 'gateway')
+      .groupBy('ledger_accounts.code')
+      .select('ledger_accounts.code')
+      .sum('ledger_entries.amount as total')
+    assert.deepEqual(Object.fromEntries(sums.map((row) => [row.code, Number(row.total)])), {
+      fee_revenue: 300,
+      adjustments: -300,
+    })
+  })
 })
