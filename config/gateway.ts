@@ -33,6 +33,18 @@ const gateway = {
     authFailuresPerIp: env.get('API_AUTH_FAILURES_PER_IP', 30),
   },
 
+  /**
+   * Per-process cache of what merchant authentication reads (merchant row,
+   * credentials, IP whitelist). Changes are announced to every process at
+   * once; the lifetime bounds staleness when Redis cannot carry that message.
+   * 0 turns the cache off.
+   */
+  authCache: {
+    ttlMs: env.get('AUTH_CACHE_TTL_MS', 1000),
+    /** Merchants kept per process; unknown merchant_ids have a smaller share of their own. */
+    maxEntries: env.get('AUTH_CACHE_MAX_ENTRIES', 10_000),
+  },
+
   /** Peers whose X-Forwarded-For / X-Forwarded-Proto headers are believed. */
   trustedProxies: (env.get('TRUSTED_PROXIES') ?? '')
     .split(',')

@@ -51,6 +51,7 @@ export async function redisUsable(connection: Redis, waitMs = REDIS_COMMAND_TIME
  */
 export class RedisConnections {
   #main?: Redis
+  #subscriber?: Redis
 
   get main(): Redis {
     if (!this.#main) {
@@ -72,7 +73,23 @@ export class RedisConnections {
     return this.#main
   }
 
+  /**
+   * A connection in subscriber mode (it can run no other command): the
+   * merchant authentication changes. Subscriptions are re-made by their owner
+   * on 'ready', so that it knows when messages flow again.
+   */
+  get subscriber(): Redis {
+    if (!this.#subscriber) {
+      this.#subscriber = new Redis(redisOptions({ lazyConnect: false, autoResubscribe: false }))
+      this.#subscriber.on('error', () => {})
+    }
+    return this.#subscriber
+  }
+
   async closeAll() {
+    // Nothing to flush on a subscriber: closed at once, even with Redis away.
+    this.#subscriber?.disconnect()
+    this.#subscriber = undefined
     if (this.#main) {
       const connection = this.#main
       this.#main = undefined

@@ -1,14 +1,8 @@
 import Merchant from '#merchants/models/merchant'
 import { GatewayError } from '#exceptions/gateway_error'
-import {
-  activeCredentials,
-  decryptSecret,
-  hashToken,
-  safeEqual,
-  signBody,
-} from '#merchants/credentials'
-import { ipMatches, whitelistFor } from '#merchants/ip_whitelist'
+import { hashToken, safeEqual, signBody } from '#merchants/credentials'
 import { epochSeconds } from '#core/clock'
+import type { MerchantAuthCache } from '#merchant_api/merchant_auth_cache'
 
 export interface AuthenticationInput {
   body: Record<string, unknown>
@@ -25,9 +19,16 @@ const TIME_PATTERN = /^\d{1,12}(\.\d+)?$/
  * merchant lookup and token, then the HMAC of the raw body, then the IP
  * whitelist. The `time` freshness check runs after the signature so that
  * nothing about it is revealed to a caller who cannot sign.
+ *
+ * The merchant, its credentials and whitelist come from the process's
+ * MerchantAuthCache; what depends on the clock (a credential's grace end) is
+ * checked here on every request, never only when the cache was filled.
  */
 export class MerchantAuthenticator {
-  constructor(private timeToleranceSeconds: number) {}
+  constructor(
+    private timeToleranceSeconds: number,
+    private cache: MerchantAuthCache
+  ) {}
 
   async authenticate(input: AuthenticationInput): Promise<Merchant> {
     const { merchant_id: merchantId, token } = input.body
@@ -41,12 +42,13 @@ export class MerchantAuthenticator {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256)
       throw identityFailed()
 
-    const merchant = await Merchant.findBy('merchant_id', merchantId)
-    if (!merchant || merchant.status !== 'active') throw identityFailed()
+    const known = await this.cache.get(merchantId)
+    if (!known || known.status !== 'active') throw identityFailed()
 
     const tokenHash = hashToken(token)
-    const candidates = (await activeCredentials(merchant.id)).filter((credential) =>
-      safeEqual(credential.tokenHash, tokenHash)
+    const now = Date.now()
+    const candidates = known.credentials.filter(
+      (credential) => credential.validAt(now) && safeEqual(credential.tokenHash, tokenHash)
     )
     if (candidates.length === 0) throw identityFailed()
 
@@ -56,7 +58,7 @@ export class MerchantAuthenticator {
     // Every candidate is checked (no early exit) so timing does not tell which matched.
     let signed = false
     for (const credential of candidates) {
-      const expected = signBody(decryptSecret(credential), input.rawBody)
+      const expected = signBody(credential.key, input.rawBody)
       signed = safeEqual(input.signature, expected) || signed
     }
     if (!signed) {
@@ -69,8 +71,7 @@ export class MerchantAuthenticator {
 
     this.#checkTime(input.body.time)
 
-    const whitelist = await whitelistFor(merchant.id)
-    if (whitelist.length > 0 && !ipMatches(whitelist, input.sourceIp)) {
+    if (known.whitelist.length > 0 && !known.allows(input.sourceIp)) {
       throw new GatewayError(
         403,
         'ip-not-whitelisted',
@@ -78,7 +79,8 @@ export class MerchantAuthenticator {
       )
     }
 
-    return merchant
+    // A model of its own per request: nothing a request does to it reaches the cache.
+    return Merchant.$createFromAdapterResult(known.row)!
   }
 
   #checkTime(time: unknown) {

@@ -1,4 +1,10 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  timingSafeEqual,
+  type KeyObject,
+} from 'node:crypto'
 import { DateTime } from 'luxon'
 import encryption from '@adonisjs/core/services/encryption'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -19,8 +25,13 @@ export function hashToken(token: string): string {
 }
 
 /** Lowercase hex HMAC-SHA256 of the exact bytes, as merchants sign requests. */
-export function signBody(secret: string, body: Buffer | string): string {
+export function signBody(secret: string | KeyObject, body: Buffer | string): string {
   return createHmac('sha256', secret).update(body).digest('hex')
+}
+
+/** A secret as a ready HMAC key: made once, not on every signature. */
+export function hmacKey(secret: string): KeyObject {
+  return createSecretKey(Buffer.from(secret, 'utf8'))
 }
 
 /** Constant-time equality of two strings (false when lengths differ). */
@@ -30,7 +41,9 @@ export function safeEqual(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right)
 }
 
-export function decryptSecret(credential: MerchantCredential): string {
+export function decryptSecret(
+  credential: Pick<MerchantCredential, 'id' | 'secretEncrypted'>
+): string {
   const secret = encryption.decrypt<string>(credential.secretEncrypted)
   if (typeof secret !== 'string') {
     // Wrong APP_KEY or a damaged row: an operator must look, never a silent auth failure.

@@ -23,16 +23,23 @@ export function unmapIpv4(address: string): string {
 }
 
 export function ipMatches(cidrs: string[], ip: string): boolean {
-  const address = unmapIpv4(ip)
-  const family = isIP(address)
-  if (family === 0) return false
+  return ipMatcher(cidrs)(ip)
+}
+
+/** ipMatches with the list built once, for checking many addresses against one whitelist. */
+export function ipMatcher(cidrs: string[]): (ip: string) => boolean {
   const list = new BlockList()
   for (const cidr of cidrs) {
     const [network, prefix] = cidr.split('/')
     const type = isIP(network) === 6 ? 'ipv6' : 'ipv4'
     list.addSubnet(network, Number(prefix), type)
   }
-  return list.check(address, family === 6 ? 'ipv6' : 'ipv4')
+  return (ip) => {
+    const address = unmapIpv4(ip)
+    const family = isIP(address)
+    if (family === 0) return false
+    return list.check(address, family === 6 ? 'ipv6' : 'ipv4')
+  }
 }
 
 /** The merchant's whitelist entries ("addr/prefix"), oldest first; empty: every source IP. */

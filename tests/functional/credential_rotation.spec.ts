@@ -3,6 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import AuditLog from '#core/audit_log'
 import MerchantCredential from '#merchants/models/merchant_credential'
 import { rotateCredentials } from '#merchants/actions/rotate_credentials'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import type { Actor } from '#core/actor'
 import { ace, lastJsonLine } from '#tests/helpers/ace'
 import { byField, refusal } from '#tests/helpers/actions'
@@ -96,6 +97,8 @@ test.group('credential rotation', (group) => {
       .where('merchant_id', who.merchant.id)
       .whereNotNull('expires_at')
       .update({ revoked_at: new Date() })
+    // Announced as every action that revokes does: authentication caches the credentials.
+    await merchantAuthChanged(undefined, who.merchantId)
     const old = await signedPost('/balance', who, authBody(who))
     assert.equal(old.status, 403)
     assert.equal(old.json.error, 'authentication-failed')

@@ -2,6 +2,8 @@ import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
 import app from '@adonisjs/core/services/app'
 import { MerchantAuthenticator } from '#merchant_api/merchant_authenticator'
+import { merchantAuthCache } from '#merchant_api/merchant_auth_cache'
+import { listenForMerchantAuthChanges } from '#merchants/merchant_auth_changes'
 import { RedisConnections } from '#core/redis'
 import { GatewayError } from '#exceptions/gateway_error'
 import {
@@ -12,12 +14,14 @@ import {
 import { MerchantRateLimits, RateLimitedError } from '#merchant_api/rate_limits'
 import gateway from '#config/gateway'
 
-const authenticator = new MerchantAuthenticator(gateway.timeToleranceSeconds)
+const authenticator = new MerchantAuthenticator(gateway.timeToleranceSeconds, merchantAuthCache)
 
 let guards: { replay: ReplayGuard; limits: MerchantRateLimits } | undefined
 async function replayAndLimits() {
   if (!guards) {
-    const redis = (await app.container.make(RedisConnections)).main
+    const connections = await app.container.make(RedisConnections)
+    listenForMerchantAuthChanges(connections)
+    const redis = connections.main
     guards = {
       replay: new ReplayGuard(redis, gateway.timeToleranceSeconds),
       limits: new MerchantRateLimits(redis, gateway.rateLimits),

@@ -4,6 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import MerchantIpWhitelistEntry from '#merchants/models/merchant_ip_whitelist_entry'
 import { normalizeCidr, whitelistFor } from '#merchants/ip_whitelist'
 import { lockMerchant } from '#merchants/merchant_rules'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit } from '#core/audit'
 import { validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -68,6 +69,7 @@ export async function editIpWhitelist(input: Record<string, unknown>, actor: Act
     }
 
     if (result.added.length + removal.removed.length > 0) {
+      await merchantAuthChanged(trx, merchant.merchantId)
       await recordAudit(trx, actor, {
         action: 'merchant.ip_whitelist.edit',
         target: { type: 'merchant', id: merchant.merchantId },

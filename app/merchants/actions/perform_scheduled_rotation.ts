@@ -6,6 +6,7 @@ import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_
 import { CredentialError, replaceCredentials } from '#merchants/credentials'
 import { rotationSnapshot } from '#merchants/rotation_rules'
 import { auditRotation } from '#merchants/actions/rotate_credentials'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { changedValues, recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
 
@@ -54,6 +55,8 @@ export async function performScheduledRotation(rotationId: number, now = DateTim
       return false
     }
 
+    // On the outer transaction: the savepoint's commit is not the real one.
+    await merchantAuthChanged(trx, merchant.merchantId)
     const { issued } = replacement
     rotation.merge({
       status: 'done',

@@ -2,6 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import Merchant from '#merchants/models/merchant'
 import MerchantCredential from '#merchants/models/merchant_credential'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
 
@@ -44,6 +45,8 @@ async function revokeFor(merchantId: number, now: DateTime) {
         credentials.map((credential) => credential.id)
       )
       .update({ revoked_at: now.toJSDate() })
+    // Authentication already refused them by their end date; cached copies go anyway.
+    await merchantAuthChanged(trx, merchant.merchantId)
     await recordAudit(trx, SYSTEM, {
       action: 'merchant.credentials.revoke',
       target: { type: 'merchant', id: merchant.merchantId },

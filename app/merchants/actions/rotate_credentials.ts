@@ -10,6 +10,7 @@ import {
   lockMerchant,
   wholeNumber,
 } from '#merchants/merchant_rules'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit, type Reason } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -50,6 +51,7 @@ export async function rotateCredentials(input: Record<string, unknown>, actor: A
   return db.transaction(async (trx) => {
     const merchant = await lockMerchant(trx, data.merchant_id)
     const replacement = await replaceCredentials(trx, merchant, rotation)
+    await merchantAuthChanged(trx, merchant.merchantId)
     await auditRotation(trx, actor, merchant, replacement, { comment: data.comment })
     return {
       merchant,

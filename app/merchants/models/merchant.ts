@@ -1,10 +1,11 @@
 import { DateTime } from 'luxon'
-import { BaseModel, belongsTo, column, hasMany } from '@adonisjs/lucid/orm'
+import { BaseModel, afterSave, belongsTo, column, hasMany } from '@adonisjs/lucid/orm'
 import type { BelongsTo, HasMany } from '@adonisjs/lucid/types/relations'
 import Platform from '#merchants/models/platform'
 import MerchantCredential from '#merchants/models/merchant_credential'
 import MerchantIpWhitelistEntry from '#merchants/models/merchant_ip_whitelist_entry'
 import { satangColumn } from '#core/columns'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 
 export type MerchantStatus = 'active' | 'suspended'
 
@@ -98,4 +99,15 @@ export default class Merchant extends BaseModel {
 
   @hasMany(() => MerchantIpWhitelistEntry)
   declare ipWhitelist: HasMany<typeof MerchantIpWhitelistEntry>
+
+  /**
+   * Authentication caches the merchant row in every web process: any saved
+   * change (status, settings, a new merchant taking an id cached as unknown)
+   * drops those copies once its transaction commits. Writes that bypass the
+   * model are seen within AUTH_CACHE_TTL_MS.
+   */
+  @afterSave()
+  static async announceAuthChange(merchant: Merchant) {
+    await merchantAuthChanged(merchant.$trx, merchant.merchantId)
+  }
 }
