@@ -4,6 +4,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { windowsInEffect } from '#payments/maintenance_windows'
+import { addOrderToUsage, counterUsage } from '#payments/deposit_usage_counters'
 import { GATEWAY_ZONE } from '#core/clock'
 
 export type ReservationRefusal = 'inactive' | 'limit' | 'no_slot'
@@ -30,7 +31,7 @@ export async function eligibleAccounts(
     .where('min_amount', '<=', amount)
     .where((query) => query.whereNull('max_amount').orWhere('max_amount', '>=', amount))
     .whereNotExists(windowsInEffect(now))
-  const usage = await periodUsage(db.connection(), accounts.filter(hasLimits), now)
+  const usage = await counterUsage(db.connection(), accounts.filter(hasLimits), now)
   return accounts
     .map((account) => ({
       account,
@@ -47,14 +48,16 @@ export async function eligibleAccounts(
 }
 
 /**
- * Locks the account row for the rest of the caller's transaction: every
- * reservation on one account (limits and transfer_amount slots) is serialised
- * by this lock, in every process. Returns the fresh row or null if inactive.
+ * Reads the account row for a create, share-locked to the end of the
+ * caller's transaction: creates on one account do not wait for one another
+ * (slots and limit counters have their own row locks), while an operator's
+ * change of the account waits for the creates in flight and the creates after
+ * it see the change. Returns the fresh row or null if inactive.
  */
 export async function lockAccount(trx: TransactionClientContract, accountId: number) {
   const account = await DepositAccount.query({ client: trx })
     .where('id', accountId)
-    .forUpdate()
+    .forShare()
     .first()
   return account && account.active ? account : null
 }
@@ -71,8 +74,11 @@ const NO_USAGE: PeriodUsage = { hourCount: 0, hourAmount: 0, dayCount: 0, dayAmo
 
 /**
  * Usage of each account in the current clock hour and calendar day (Bangkok
- * time), by account id, in one grouped query. Every order created counts,
- * whatever became of it (the limits cap what is drawn on an account).
+ * time), by account id, in one grouped query over the orders. Every order
+ * created counts, whatever became of it (the limits cap what is drawn on an
+ * account). The operator screens show this recount; payment create reads the
+ * same figures from deposit_usage_counters, which every create keeps equal to
+ * it (deposit-usage:verify).
  */
 export async function periodUsage(
   client: QueryClientContract,
@@ -135,35 +141,33 @@ export function hasRoom(
   )
 }
 
-/** Hourly and daily (calendar, Bangkok time) count and amount limits, including this order. */
-export async function withinLimits(
+/**
+ * Counts an order of `transferAmount` created at `createdAt` on the account's
+ * hour and day counters and tells whether it stays within the hourly and
+ * daily (calendar, Bangkok time) count and amount limits, this order
+ * included. The caller rolls its transaction back when it does not, which
+ * takes the order off the counters again. The counters are kept for accounts
+ * without limits too: the figures stay right when a limit is set later.
+ */
+export async function countWithinLimits(
   trx: TransactionClientContract,
   account: DepositAccount,
   transferAmount: number,
-  now: DateTime = DateTime.utc()
+  createdAt: DateTime
 ): Promise<boolean> {
-  if (!hasLimits(account)) return true
-  const usage = await periodUsage(trx, [account], now)
-  return hasRoom(account, usage.get(account.id), transferAmount)
-}
-
-/**
- * The smallest amount + k satang (0 ≤ k ≤ max_adjustment) that no open order
- * on this account holds. Must run under lockAccount().
- */
-export async function freeTransferAmount(
-  trx: TransactionClientContract,
-  account: DepositAccount,
-  amount: number
-): Promise<number | null> {
-  const rows = await trx
-    .from('payment_orders')
-    .where('deposit_account_id', account.id)
-    .whereBetween('slot_amount', [amount, amount + account.maxAdjustment])
-    .select('slot_amount')
-  const taken = new Set(rows.map((row) => Number(row.slot_amount)))
-  for (let k = 0; k <= account.maxAdjustment; k++) {
-    if (!taken.has(amount + k)) return amount + k
+  const after = await addOrderToUsage(
+    trx,
+    account.id,
+    transferAmount,
+    createdAt,
+    hasLimits(account)
+  )
+  if (!after) return true
+  const before: PeriodUsage = {
+    hourCount: after.hourCount - 1,
+    hourAmount: after.hourAmount - transferAmount,
+    dayCount: after.dayCount - 1,
+    dayAmount: after.dayAmount - transferAmount,
   }
-  return null
+  return hasRoom(account, before, transferAmount)
 }

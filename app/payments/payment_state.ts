@@ -5,6 +5,7 @@ import Merchant from '#merchants/models/merchant'
 import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
 import { writePaymentCallback } from '#callbacks/outbox'
 import { recordOrderEvent } from '#core/order_events'
+import { releaseSlot } from '#payments/deposit_slots'
 import { rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 
@@ -105,7 +106,7 @@ export async function transitionPayment(
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
     await postPaid(trx, order, merchant)
     order.paidAt = change.paidAt ?? now
-    order.slotAmount = null
+    await releaseHeldSlot(trx, order)
     await writePaymentCallback(trx, order, merchant, 'PAID')
   } else if (change.to === 'settled_paid') {
     const net = order.amount - (order.fee ?? 0)
@@ -122,7 +123,7 @@ export async function transitionPayment(
     order.settledAt = now
   } else if (change.to === 'error') {
     order.errorReason = change.errorReason ?? 'rejected'
-    order.slotAmount = null
+    await releaseHeldSlot(trx, order)
     order.closedAt = now
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
     await writePaymentCallback(trx, order, merchant, 'FAIL', now.toJSDate())
@@ -138,6 +139,13 @@ export async function transitionPayment(
     actor: change.actor,
     reason: change.reason,
   })
+}
+
+/** Frees the order's transfer_amount (its slot_amount and its deposit_slots row) for other orders. */
+async function releaseHeldSlot(trx: TransactionClientContract, order: PaymentOrder) {
+  if (order.slotAmount === null) return
+  await releaseSlot(trx, order.depositAccountId, order.slotAmount)
+  order.slotAmount = null
 }
 
 async function postPaid(trx: TransactionClientContract, order: PaymentOrder, merchant: Merchant) {

@@ -4,6 +4,7 @@ import { DateTime } from 'luxon'
 import MaintenanceWindow from '#payments/models/maintenance_window'
 import PaymentOrder from '#payments/models/payment_order'
 import { eligibleAccounts } from '#payments/deposit_pool'
+import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { assertError } from '#tests/helpers/envelope'
 import {
   authBody,
@@ -130,6 +131,8 @@ test.group('deposit pool selection: limits', (group) => {
     await db
       .from('payment_orders')
       .update({ created_at: dayStart.minus({ minutes: 1 }).toJSDate() })
+    // The limit counters follow the orders, as deposit-usage:verify --fix recounts them.
+    await verifyDepositUsage({ fix: true })
     await other.merge({ active: true }).save()
     assert.deepEqual(await ids(), [capped.id, other.id])
     assert.equal(await accountOf(await create(who)), capped.id)

@@ -4,6 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import Platform from '#merchants/models/platform'
 import PaymentOrder from '#payments/models/payment_order'
+import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
 import {
   authBody,
@@ -368,6 +369,8 @@ test.group('payment create: merchant and platform gates', (group) => {
     await db
       .from('payment_orders')
       .update({ created_at: DateTime.utc().minus({ hours: 2 }).toJSDate() })
+    // The limit counters follow the orders, as deposit-usage:verify --fix recounts them.
+    await verifyDepositUsage({ fix: true })
     const nextHour = await create(who, { merchant_order_id: 'H4' }, '/payment/create-transfer')
     const sameDay = DateTime.utc().setZone('Asia/Bangkok').hour >= 2
     if (sameDay) assert.equal(nextHour.status, 200, nextHour.text)

@@ -8,12 +8,8 @@ import type DepositAccount from '#payments/models/deposit_account'
 import type { DepositChannel } from '#payments/models/deposit_account'
 import { GatewayError } from '#exceptions/gateway_error'
 import type { PaymentCreateInput } from '#merchant_api/validators/payment_create'
-import {
-  eligibleAccounts,
-  freeTransferAmount,
-  lockAccount,
-  withinLimits,
-} from '#payments/deposit_pool'
+import { countWithinLimits, eligibleAccounts, lockAccount } from '#payments/deposit_pool'
+import { reserveSlot } from '#payments/deposit_slots'
 import { isWithinOpenPeriod } from '#merchants/open_period'
 import { billPaymentPayload, promptPayPayload } from '#payments/promptpay_qr'
 import { depositProvider } from '#payments/providers/registry'
@@ -42,8 +38,10 @@ type AttemptOutcome =
  * permission (403), partner configuration (404), the platform's payment page
  * domain for flex (400), killswitch and open period (503), then each eligible
  * deposit account in turn, in its own short transaction that reserves the
- * merchant_order_id (409 on a duplicate), locks the account, checks its
- * limits, takes the smallest free transfer_amount and writes the order.
+ * merchant_order_id (409 on a duplicate), share-locks the account, takes the
+ * smallest free transfer_amount, writes the order and counts it against the
+ * account's limits (a refusal rolls it all back). Nothing in it reads more
+ * than a few rows, whatever the number of orders of the day.
  */
 export class CreatePayment {
   async execute(merchant: Merchant, type: PaymentType, input: PaymentCreateInput) {
@@ -112,15 +110,22 @@ export class CreatePayment {
           const account = await lockAccount(trx, candidate.id)
           if (!account) return rollback('inactive')
 
+          // The order's created_at: the hour and day it counts in.
+          const now = DateTime.utc()
           // Bill-payment QR accounts match by reference, so the amount needs no adjustment.
           const byReference = account.channel === 'qr' && !!account.billerId
           const transferAmount = byReference
             ? input.amount
-            : await freeTransferAmount(trx, account, input.amount)
+            : await reserveSlot(trx, account, input.amount)
           if (transferAmount === null) return rollback('no_slot')
-          if (!(await withinLimits(trx, account, transferAmount))) return rollback('limit')
+          // The limit counters are locked from here to the commit, so they are
+          // counted as late as possible: after the order is written, except
+          // that a provider is never called for an order the limits refuse.
+          const callsProvider = account.channel === 'external'
+          if (callsProvider && !(await countWithinLimits(trx, account, transferAmount, now))) {
+            return rollback('limit')
+          }
 
-          const now = DateTime.utc()
           const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
           const uuid = uuidv7()
           const expireAt = now.plus({ seconds: merchant.orderTtlSeconds })
@@ -179,6 +184,8 @@ export class CreatePayment {
               awaitingReview: false,
               orderAt: now,
               expireAt,
+              createdAt: now,
+              updatedAt: now,
             },
             { client: trx }
           )
@@ -189,6 +196,9 @@ export class CreatePayment {
             to: 'open',
             actor: merchantActor(merchant.merchantId),
           })
+          if (!callsProvider && !(await countWithinLimits(trx, account, transferAmount, now))) {
+            return rollback('limit')
+          }
           order.$setRelated('depositAccount', account)
           return { ok: true as const, order }
         },

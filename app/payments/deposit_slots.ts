@@ -1,0 +1,146 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type DepositAccount from '#payments/models/deposit_account'
+
+/**
+ * transfer_amount slots as rows (deposit_slots): one per account and amount
+ * ever handed out, `held` while an order holds it. The order keeps the amount
+ * in payment_orders.slot_amount, whose unique key still makes a shared
+ * transfer_amount impossible; the row is what makes finding a free amount one
+ * index lookup instead of a read of every held amount.
+ */
+
+/**
+ * Takes the smallest free amount + k satang (0 ≤ k ≤ max_adjustment) on the
+ * account for the caller's transaction; null when every one is held. A free
+ * row is locked with SKIP LOCKED, so creates on one account never wait for
+ * one another here: a row another create is taking (or an order is
+ * releasing) counts as held. An amount of the range that has no row yet is
+ * created held; the primary key gives an amount two creates race for to one.
+ */
+export async function reserveSlot(
+  trx: TransactionClientContract,
+  account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
+  amount: number
+): Promise<number | null> {
+  // A row can say free while an order holds its amount only if someone edited
+  // the tables by hand: such a row is left held (which it is) and the next is
+  // taken, at most once per amount of the range.
+  for (let tries = 0; tries <= account.maxAdjustment; tries++) {
+    const slot = await takeSlot(trx, account, amount)
+    if (slot === null) return null
+    const holder = await trx
+      .from('payment_orders')
+      .where('deposit_account_id', account.id)
+      .where('slot_amount', slot)
+      .select('id')
+      .first()
+    if (!holder) return slot
+  }
+  return null
+}
+
+async function takeSlot(
+  trx: TransactionClientContract,
+  account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
+  amount: number
+): Promise<number | null> {
+  const top = amount + account.maxAdjustment
+  let free = await lockFreeRow(trx, account.id, amount, top)
+
+  if (free !== amount) {
+    // The amount itself has never been handed out: it comes before any free row.
+    const base = await trx
+      .from('deposit_slots')
+      .where('deposit_account_id', account.id)
+      .where('slot_amount', amount)
+      .select('held')
+      .first()
+    if (!base && (await insertHeld(trx, account.id, amount))) return amount
+  }
+  if (free === null) {
+    // Every row of the range is held or being taken: the range grows by one
+    // amount. Creates growing one range take turns on the row of its first
+    // amount (locked to their commit), so that they do not all race for the
+    // same new amount; a row freed meanwhile is taken instead.
+    await trx.rawQuery(
+      'SELECT held FROM deposit_slots WHERE deposit_account_id = ? AND slot_amount = ? FOR UPDATE',
+      [account.id, amount]
+    )
+    free = await lockFreeRow(trx, account.id, amount, top)
+  }
+  if (free !== null) {
+    await trx
+      .from('deposit_slots')
+      .where('deposit_account_id', account.id)
+      .where('slot_amount', free)
+      .update({ held: true })
+    return free
+  }
+
+  // The smallest amount of the range that has no row yet. Rare once an
+  // account has been used at an amount for a while.
+  const existing = await trx
+    .from('deposit_slots')
+    .where('deposit_account_id', account.id)
+    .whereBetween('slot_amount', [amount, top])
+    .select('slot_amount')
+  const taken = new Set(existing.map((row) => Number(row.slot_amount)))
+  for (let candidate = amount; candidate <= top; candidate++) {
+    if (!taken.has(candidate) && (await insertHeld(trx, account.id, candidate))) return candidate
+  }
+  return null
+}
+
+/** The smallest free row of amount … top, locked; rows other transactions hold are skipped. */
+async function lockFreeRow(
+  trx: TransactionClientContract,
+  accountId: number,
+  amount: number,
+  top: number
+): Promise<number | null> {
+  const [rows] = await trx.rawQuery(
+    // The (account, held, amount) index: only free entries are read, never the held ones.
+    `SELECT slot_amount FROM deposit_slots FORCE INDEX (deposit_slots_free_index)
+      WHERE deposit_account_id = ? AND held = 0 AND slot_amount BETWEEN ? AND ?
+      ORDER BY slot_amount LIMIT 1
+      FOR UPDATE SKIP LOCKED`,
+    [accountId, amount, top]
+  )
+  return rows.length > 0 ? Number(rows[0].slot_amount) : null
+}
+
+/**
+ * Creates the amount's row, held; false when another create made it first or
+ * is making it now. It never waits for that other create: several creates
+ * waiting on one new row that is then rolled back (a create refused for
+ * limits) would deadlock one another, so the next amount is tried instead.
+ */
+async function insertHeld(trx: TransactionClientContract, accountId: number, amount: number) {
+  try {
+    await trx.rawQuery(
+      `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+       INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES (?, ?, 1)`,
+      [accountId, amount]
+    )
+    return true
+  } catch (error) {
+    // 1062: the row exists; 1205: another transaction is inserting it (only
+    // this statement is undone, the transaction goes on).
+    const errno = (error as { errno?: number }).errno
+    if (errno === 1062 || errno === 1205) return false
+    throw error
+  }
+}
+
+/** Frees the amount an order held, in the transaction that clears its slot_amount. */
+export async function releaseSlot(
+  trx: TransactionClientContract,
+  accountId: number,
+  slotAmount: number
+) {
+  await trx
+    .from('deposit_slots')
+    .where('deposit_account_id', accountId)
+    .where('slot_amount', slotAmount)
+    .update({ held: false })
+}
