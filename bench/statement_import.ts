@@ -131,10 +131,11 @@ const files = accounts.map((account) => {
   return lines.concat(all).join('\n')
 })
 
+const startRss = process.memoryUsage().rss
 const started = performance.now()
 let matched = 0
 let stored = 0
-let peakRss = process.memoryUsage().rss
+let peakRss = startRss
 for (const [index, account] of accounts.entries()) {
   const summary = await importStatement(
     { deposit_account_id: account.id, file_name: `bench-${index}.csv`, content: files[index] },
@@ -153,6 +154,7 @@ console.log(`  expired orders:   ${EXPIRED}`)
 console.log(`  elapsed:          ${seconds.toFixed(1)} s`)
 console.log(`  throughput:       ${Math.round(stored / seconds)} lines/s`)
 console.log(`  peak RSS:         ${Math.round(peakRss / 1024 / 1024)} MiB`)
+console.log(`  RSS before import: ${Math.round(startRss / 1024 / 1024)} MiB (booted, files built)`)
 if (matched !== ORDERS) {
   console.error(`expected every order to be matched once, got ${matched}`)
   process.exitCode = 1

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type {
   ChainableContract,
   RawBuilderContract,
@@ -29,7 +29,8 @@ export const NO_ORDER_NOTE = {
   debit: 'debit without a payout reference',
 } as const
 
-interface LineRow {
+/** A `statement_lines` row as the matcher reads it. */
+export interface LineRow {
   id: number
   deposit_account_id: number
   line_at: Date
@@ -39,10 +40,65 @@ interface LineRow {
   status: string
 }
 
+/** The columns of a line the matcher reads. */
+export const LINE_COLUMNS = [
+  'id',
+  'deposit_account_id',
+  'line_at',
+  'direction',
+  'amount',
+  'reference',
+  'status',
+]
+
+export function toLineRow(row: Record<string, any>): LineRow {
+  return {
+    id: Number(row.id),
+    deposit_account_id: Number(row.deposit_account_id),
+    line_at: new Date(row.line_at),
+    direction: row.direction,
+    amount: Number(row.amount),
+    reference: row.reference,
+    status: row.status,
+  }
+}
+
 /**
- * Matches one new statement line, in its own transaction with the line row
- * locked: a line is matched once even if two workers try, and the unique
- * (order_type, order_id) key stops an order from being settled by two lines.
+ * Everything the rules read about the orders that could claim some lines,
+ * fetched for all of them at once (`findCandidates`). One line or a
+ * thousand: the same queries, then `judgeLine` per line in memory.
+ */
+export interface Candidates {
+  /** Payment orders by `account|reference` (payment_reference or platform_order_id). */
+  byReference: Map<string, PaymentOrder>
+  /** Open or frozen payment orders by `account|slot_amount` (unique per account). */
+  bySlot: Map<string, PaymentOrder>
+  /** Line id → platform_order_id of the most recent expired order it pays late. */
+  expired: Map<number, string>
+  /** Bulk-file payouts by platform_order_id. */
+  payouts: Map<string, PayoutOrder>
+}
+
+/** What the rules decide for one line. */
+export type Judgement =
+  | { result: 'matched'; order: PaymentOrder }
+  | { result: 'matched'; payout: PayoutOrder }
+  | {
+      result: 'unmatched' | 'late'
+      note: string
+      /** The order the verdict is about (its state decided it), if any. */
+      order?: PaymentOrder
+    }
+
+export function isPayoutReference(reference: string | null): reference is string {
+  return !!reference && (isPlatformOrderId(reference, 'W') || isPlatformOrderId(reference, 'M'))
+}
+
+const key = (accountId: number, value: string | number) => `${accountId}|${value}`
+
+/**
+ * The matching rules (docs/reconciliation.md, "Matching rules"), one line at
+ * a time, on orders already read:
  *
  * Credit lines pay the open payment order named by their reference, or else
  * the open order on this account holding the same transfer_amount whose slot
@@ -51,177 +107,41 @@ interface LineRow {
  * "unmatched" for an operator. Debit lines confirm bulk-file payouts named by
  * their reference; a credit naming a payout is that transfer coming back.
  */
-export async function matchStatementLine(lineId: number): Promise<MatchResult> {
-  // A deadlock rolls the whole attempt back; running it again is safe.
-  return withDeadlockRetry(() => matchOnce(lineId))
-}
+export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
+  if (isPayoutReference(line.reference)) {
+    const payout = candidates.payouts.get(line.reference)
+    if (!payout || payout.connector !== 'bulk_file' || payout.status !== 'pending') {
+      return { result: 'unmatched', note: `${line.reference}: no pending bulk-file payout` }
+    }
+    return { result: 'matched', payout }
+  }
+  if (line.direction === 'debit') return { result: 'unmatched', note: NO_ORDER_NOTE.debit }
 
-/**
- * One transaction per line, the line row locked first: everything below sees
- * the line as it is and decides once.
- */
-async function matchOnce(lineId: number): Promise<MatchResult> {
-  return db.transaction(
-    async (trx) => {
-      const line = (await trx.from('statement_lines').where('id', lineId).forUpdate().first()) as
-        LineRow | undefined
-      if (!line || line.status !== 'new') return 'skipped'
-
-      if (
-        line.reference &&
-        (isPlatformOrderId(line.reference, 'W') || isPlatformOrderId(line.reference, 'M'))
-      ) {
-        return settlePayoutLine(trx, line)
-      }
-      if (line.direction === 'debit') {
-        return setLine(trx, line.id, 'unmatched', NO_ORDER_NOTE.debit)
-      }
-      return payPaymentLine(trx, line)
-    },
-    { isolationLevel: 'read committed' }
-  )
-}
-
-async function payPaymentLine(trx: TransactionClientContract, line: LineRow): Promise<MatchResult> {
-  const amount = Number(line.amount)
-  const order = await findPaymentFor(trx, line)
+  const order =
+    (line.reference
+      ? candidates.byReference.get(key(line.deposit_account_id, line.reference))
+      : undefined) ?? slotHolder(line, candidates)
   if (!order) {
-    const expired = await findExpiredPaymentFor(trx, line)
-    return setLine(
-      trx,
-      line.id,
-      expired ? 'late' : 'unmatched',
-      expired?.platformOrderId ?? NO_ORDER_NOTE.credit
-    )
+    const expired = candidates.expired.get(line.id)
+    return expired
+      ? { result: 'late', note: expired }
+      : { result: 'unmatched', note: NO_ORDER_NOTE.credit }
   }
   if (order.status === 'error') {
     // The customer paid an order that had already expired (error is final).
-    return setLine(trx, line.id, 'late', order.platformOrderId)
+    return { result: 'late', note: order.platformOrderId, order }
   }
   if (order.status !== 'open') {
-    return setLine(trx, line.id, 'unmatched', `${order.platformOrderId} is ${order.status}`)
+    return { result: 'unmatched', note: `${order.platformOrderId} is ${order.status}`, order }
   }
-  if (order.transferAmount !== amount) {
-    return setLine(
-      trx,
-      line.id,
-      'unmatched',
-      `${order.platformOrderId} expects ${order.transferAmount} satang`
-    )
+  if (order.transferAmount !== line.amount) {
+    return {
+      result: 'unmatched',
+      note: `${order.platformOrderId} expects ${order.transferAmount} satang`,
+      order,
+    }
   }
-  // Paid by the bank itself: nothing is left for an operator to review.
-  const wasAwaitingReview = order.awaitingReview
-  order.awaitingReview = false
-  await transitionPayment(trx, order, {
-    to: 'unsettled_paid',
-    actor: SYSTEM,
-    reason: wasAwaitingReview
-      ? `statement line ${line.id}; no longer under review`
-      : `statement line ${line.id}`,
-    paidAt: DateTime.fromJSDate(new Date(line.line_at)),
-  })
-  await trx.from('statement_lines').where('id', line.id).update({
-    status: 'matched',
-    order_type: 'payment',
-    order_id: order.id,
-    matched_at: new Date(),
-  })
-  await closeSlipsPaidByStatement(trx, order, line.id)
-  return 'matched'
-}
-
-/**
- * The slips of an order a statement line just paid that no operator had
- * decided on are closed as approved by the statement (no reviewer, reason
- * seen_on_statement), each with its audit row, and leave the slip queue:
- * the credit on the statement is the evidence they were waiting for.
- */
-async function closeSlipsPaidByStatement(
-  trx: TransactionClientContract,
-  order: PaymentOrder,
-  lineId: number
-) {
-  const slips = await PaymentSlip.query({ client: trx })
-    .where('payment_order_id', order.id)
-    .whereNull('review_decision')
-    .forUpdate()
-  const comment = `approved by statement line ${lineId}`
-  for (const slip of slips) {
-    const before = slipReviewSnapshot(slip)
-    slip.merge({
-      reviewedBy: null,
-      reviewedAt: DateTime.utc(),
-      reviewDecision: 'approved',
-      reviewReasonCode: 'seen_on_statement',
-      reviewComment: comment,
-    })
-    await slip.useTransaction(trx).save()
-    await clearAssignment(trx, 'slips', slip.id)
-    await recordAudit(trx, SYSTEM, {
-      action: 'slip.review',
-      target: { type: 'slip', id: String(slip.id) },
-      before,
-      after: slipReviewSnapshot(slip),
-      reason: { code: 'seen_on_statement', comment },
-      details: { platform_order_id: order.platformOrderId, statement_line_id: lineId },
-    })
-  }
-}
-
-async function findPaymentFor(trx: TransactionClientContract, line: LineRow) {
-  if (line.reference) {
-    const byReference = await PaymentOrder.query({ client: trx })
-      .where('deposit_account_id', line.deposit_account_id)
-      .where((query) =>
-        query
-          .where('payment_reference', line.reference!)
-          .orWhere('platform_order_id', line.reference!)
-      )
-      .forUpdate()
-      .first()
-    if (byReference) return byReference
-  }
-  return holdingSlot(PaymentOrder.query({ client: trx }), lineValues(line))
-    .forUpdate()
-    .first()
-}
-
-async function findExpiredPaymentFor(trx: TransactionClientContract, line: LineRow) {
-  return expiredBefore(PaymentOrder.query({ client: trx }), lineValues(line))
-    .orderBy('order_at', 'desc')
-    .first()
-}
-
-/**
- * What the rules below read from a statement line: its values when one line
- * is matched, its columns when an import's lines are triaged together; the
- * rules are written once for both.
- */
-interface LineTerms {
-  accountId: number | ReferenceBuilderContract
-  amount: number | ReferenceBuilderContract
-  /** The line's time minus and plus the slack. */
-  earliest: Date | RawBuilderContract
-  latest: Date | RawBuilderContract
-}
-
-function lineValues(line: LineRow): LineTerms {
-  const at = new Date(line.line_at).getTime()
-  return {
-    accountId: line.deposit_account_id,
-    amount: Number(line.amount),
-    earliest: new Date(at - SLACK_SECONDS * 1000),
-    latest: new Date(at + SLACK_SECONDS * 1000),
-  }
-}
-
-function lineColumns(): LineTerms {
-  return {
-    accountId: db.ref('statement_lines.deposit_account_id'),
-    amount: db.ref('statement_lines.amount'),
-    earliest: db.raw(`statement_lines.line_at - INTERVAL ${SLACK_SECONDS} SECOND`),
-    latest: db.raw(`statement_lines.line_at + INTERVAL ${SLACK_SECONDS} SECOND`),
-  }
+  return { result: 'matched', order }
 }
 
 /**
@@ -229,12 +149,138 @@ function lineColumns(): LineTerms {
  * transfer_amount slot (unique per account: an open or frozen order), whose
  * slot covers the line's time: order_at − slack ≤ line time ≤ expire_at + slack.
  */
-function holdingSlot<Query extends ChainableContract>(query: Query, line: LineTerms) {
-  return query
-    .where('payment_orders.deposit_account_id', line.accountId)
-    .where('payment_orders.slot_amount', line.amount)
-    .where('payment_orders.order_at', '<=', line.latest)
-    .where('payment_orders.expire_at', '>=', line.earliest)
+function slotHolder(line: LineRow, candidates: Candidates) {
+  const order = candidates.bySlot.get(key(line.deposit_account_id, line.amount))
+  if (!order || order.slotAmount !== line.amount) return undefined
+  if (order.depositAccountId !== line.deposit_account_id) return undefined
+  const at = line.line_at.getTime()
+  const slack = SLACK_SECONDS * 1000
+  if (order.orderAt.toMillis() > at + slack) return undefined
+  if (order.expireAt.toMillis() < at - slack) return undefined
+  return order
+}
+
+/**
+ * Reads the orders `judgeLine` needs for these lines, in a few queries
+ * whatever their number. With `lock`, inside a transaction, the payment
+ * orders a line could pay are locked (FOR UPDATE) as they are read, so that
+ * what the rules decide on them holds until the commit. Expired orders are
+ * final and only named in a note: they are read without a lock.
+ */
+export async function findCandidates(
+  client: QueryClientContract,
+  lines: LineRow[],
+  options: { lock: boolean }
+): Promise<Candidates> {
+  const candidates: Candidates = {
+    byReference: new Map(),
+    bySlot: new Map(),
+    expired: new Map(),
+    payouts: new Map(),
+  }
+  const payoutRefs = new Set<string>()
+  const refs = new Set<string>()
+  const accounts = new Set<number>()
+  const creditAmounts = new Set<number>()
+  const credits: LineRow[] = []
+  for (const line of lines) {
+    if (isPayoutReference(line.reference)) {
+      payoutRefs.add(line.reference)
+      continue
+    }
+    if (line.direction !== 'credit') continue
+    credits.push(line)
+    accounts.add(line.deposit_account_id)
+    creditAmounts.add(line.amount)
+    if (line.reference) refs.add(line.reference)
+  }
+  // One model per order, whichever way it was found: what paying it changes
+  // (status, slot) is seen by the next line judged against it.
+  const seen = new Map<number, PaymentOrder>()
+  const one = (order: PaymentOrder) => {
+    const known = seen.get(order.id)
+    if (known) return known
+    seen.set(order.id, order)
+    return order
+  }
+  const lockIf = <Query extends { forUpdate(): Query }>(query: Query) =>
+    options.lock ? query.forUpdate() : query
+
+  if (refs.size > 0) {
+    const referenced = await lockIf(
+      PaymentOrder.query({ client })
+        .whereIn('deposit_account_id', [...accounts])
+        .where((query) =>
+          query.whereIn('payment_reference', [...refs]).orWhereIn('platform_order_id', [...refs])
+        )
+        .orderBy('id')
+    )
+    for (const order of referenced) {
+      const model = one(order)
+      // References compare case-sensitively, in the database as here.
+      for (const reference of [order.paymentReference, order.platformOrderId]) {
+        if (!reference || !refs.has(reference)) continue
+        const name = key(order.depositAccountId, reference)
+        if (!candidates.byReference.has(name)) candidates.byReference.set(name, model)
+      }
+    }
+  }
+  if (credits.length > 0) {
+    const holders = await lockIf(
+      PaymentOrder.query({ client })
+        .whereIn('deposit_account_id', [...accounts])
+        .whereIn('slot_amount', [...creditAmounts])
+        .orderBy('id')
+    )
+    for (const order of holders) {
+      candidates.bySlot.set(key(order.depositAccountId, order.slotAmount!), one(order))
+    }
+
+    // The most recent expired order each credit could be a late payment for,
+    // by the lines' own columns: one indexed lookup per line.
+    const latePayment = expiredBefore(client.from('payment_orders'), lineColumns())
+      .select('payment_orders.platform_order_id')
+      .orderBy('payment_orders.order_at', 'desc')
+      .limit(1)
+      .toSQL()
+    const expired = await client
+      .from('statement_lines')
+      .whereIn(
+        'statement_lines.id',
+        credits.map((line) => line.id)
+      )
+      .select('statement_lines.id')
+      .select(client.raw(`(${latePayment.sql}) as expired_order`, latePayment.bindings as any[]))
+    for (const row of expired as Array<{ id: number | string; expired_order: string | null }>) {
+      if (row.expired_order) candidates.expired.set(Number(row.id), row.expired_order)
+    }
+  }
+  if (payoutRefs.size > 0) {
+    const payouts = await lockIf(
+      PayoutOrder.query({ client }).whereIn('platform_order_id', [...payoutRefs])
+    )
+    for (const payout of payouts) candidates.payouts.set(payout.platformOrderId, payout)
+  }
+  return candidates
+}
+
+/**
+ * A statement line's terms as columns of `statement_lines`, for the
+ * late-payment rule evaluated for many lines in one query.
+ */
+interface LineTerms {
+  accountId: ReferenceBuilderContract
+  amount: ReferenceBuilderContract
+  /** The line's time plus the slack. */
+  latest: RawBuilderContract
+}
+
+function lineColumns(): LineTerms {
+  return {
+    accountId: db.ref('statement_lines.deposit_account_id'),
+    amount: db.ref('statement_lines.amount'),
+    latest: db.raw(`statement_lines.line_at + INTERVAL ${SLACK_SECONDS} SECOND`),
+  }
 }
 
 /**
@@ -251,42 +297,131 @@ function expiredBefore<Query extends ChainableContract>(query: Query, line: Line
 }
 
 /**
- * Could an order claim this line? The matcher's own rules, as a condition on
- * `statement_lines` for judging many lines at once: a line with a reference
- * (decided one by one), or a credit that an order's slot covers or that pays
- * an expired order late. matchStatementLine marks every other line
- * unmatched with NO_ORDER_NOTE[direction]; an import gives them that verdict
- * in bulk.
+ * Matches one new statement line, in its own transaction with the line row
+ * locked: a line is matched once even if two workers try, and the unique
+ * (order_type, order_id) key stops an order from being settled by two lines.
  */
-export function mayBeClaimed<Query extends ChainableContract>(query: Query) {
-  const line = lineColumns()
-  const orders = (sub: ChainableContract) => sub.from('payment_orders').select(db.raw('1'))
-  return query.where((claim) =>
-    claim
-      .whereNotNull('statement_lines.reference')
-      .orWhere((credit) =>
-        credit
-          .where('statement_lines.direction', 'credit')
-          .where((order) =>
-            order
-              .whereExists((sub) => holdingSlot(orders(sub), line))
-              .orWhereExists((sub) => expiredBefore(orders(sub), line))
-          )
-      )
+export async function matchStatementLine(lineId: number): Promise<MatchResult> {
+  const results = await matchLines([lineId])
+  return results.get(lineId) ?? 'skipped'
+}
+
+/**
+ * Judges and settles these lines in one transaction: the lines are locked
+ * first (a line judged by someone else meanwhile is `skipped`), then the
+ * orders they could pay (`findCandidates` with lock), so the rules decide on
+ * rows nobody else can change until the commit: an order paid or expired by
+ * another path since the caller last looked is judged as it is now. Each
+ * paid order's transition, ledger posting, order event and callback outbox
+ * row commit with its line's status. A deadlock rolls the whole attempt
+ * back; running it again is safe.
+ */
+export async function matchLines(lineIds: number[]): Promise<Map<number, MatchResult>> {
+  return withDeadlockRetry(() =>
+    db.transaction((trx) => settleLines(trx, lineIds), { isolationLevel: 'read committed' })
   )
 }
 
-async function settlePayoutLine(
+/** matchLines in the caller's transaction (read committed). */
+export async function settleLines(
   trx: TransactionClientContract,
-  line: LineRow
-): Promise<MatchResult> {
-  const order = await PayoutOrder.query({ client: trx })
-    .where('platform_order_id', line.reference!)
+  lineIds: number[]
+): Promise<Map<number, MatchResult>> {
+  const results = new Map<number, MatchResult>()
+  const rows = await trx
+    .from('statement_lines')
+    .whereIn('id', lineIds)
+    .orderBy('id')
     .forUpdate()
-    .first()
-  if (!order || order.connector !== 'bulk_file' || order.status !== 'pending') {
-    return setLine(trx, line.id, 'unmatched', `${line.reference}: no pending bulk-file payout`)
+    .select(LINE_COLUMNS)
+  const lines: LineRow[] = []
+  for (const row of rows) {
+    const line = toLineRow(row)
+    if (line.status === 'new') lines.push(line)
+    else results.set(line.id, 'skipped')
   }
+  if (lines.length === 0) return results
+
+  const candidates = await findCandidates(trx, lines, { lock: true })
+  const verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }> = []
+  const paid: Array<{ line: LineRow; order: PaymentOrder }> = []
+  for (const line of lines) {
+    const judgement = judgeLine(line, candidates)
+    if ('payout' in judgement) {
+      await settlePayoutLine(trx, line, judgement.payout)
+    } else if (judgement.result === 'matched') {
+      await payPaymentLine(trx, line, judgement.order)
+      paid.push({ line, order: judgement.order })
+    } else {
+      verdicts.push({ id: line.id, status: judgement.result, note: judgement.note })
+    }
+    results.set(line.id, judgement.result)
+  }
+  await markMatched(
+    trx,
+    paid.map(({ line, order }) => ({ lineId: line.id, orderType: 'payment', orderId: order.id }))
+  )
+  await setLines(trx, verdicts)
+  await closeSlipsPaidByStatement(trx, paid)
+  return results
+}
+
+async function payPaymentLine(trx: TransactionClientContract, line: LineRow, order: PaymentOrder) {
+  // Paid by the bank itself: nothing is left for an operator to review.
+  const wasAwaitingReview = order.awaitingReview
+  order.awaitingReview = false
+  await transitionPayment(trx, order, {
+    to: 'unsettled_paid',
+    actor: SYSTEM,
+    reason: wasAwaitingReview
+      ? `statement line ${line.id}; no longer under review`
+      : `statement line ${line.id}`,
+    paidAt: DateTime.fromJSDate(line.line_at),
+  })
+}
+
+/**
+ * The slips of orders statement lines just paid that no operator had
+ * decided on are closed as approved by the statement (no reviewer, reason
+ * seen_on_statement), each with its audit row, and leave the slip queue:
+ * the credit on the statement is the evidence they were waiting for.
+ */
+async function closeSlipsPaidByStatement(
+  trx: TransactionClientContract,
+  paid: Array<{ line: LineRow; order: PaymentOrder }>
+) {
+  if (paid.length === 0) return
+  const byOrder = new Map(paid.map((item) => [item.order.id, item]))
+  const slips = await PaymentSlip.query({ client: trx })
+    .whereIn('payment_order_id', [...byOrder.keys()])
+    .whereNull('review_decision')
+    .orderBy('id')
+    .forUpdate()
+  for (const slip of slips) {
+    const { line, order } = byOrder.get(slip.paymentOrderId)!
+    const comment = `approved by statement line ${line.id}`
+    const before = slipReviewSnapshot(slip)
+    slip.merge({
+      reviewedBy: null,
+      reviewedAt: DateTime.utc(),
+      reviewDecision: 'approved',
+      reviewReasonCode: 'seen_on_statement',
+      reviewComment: comment,
+    })
+    await slip.useTransaction(trx).save()
+    await clearAssignment(trx, 'slips', slip.id)
+    await recordAudit(trx, SYSTEM, {
+      action: 'slip.review',
+      target: { type: 'slip', id: String(slip.id) },
+      before,
+      after: slipReviewSnapshot(slip),
+      reason: { code: 'seen_on_statement', comment },
+      details: { platform_order_id: order.platformOrderId, statement_line_id: line.id },
+    })
+  }
+}
+
+async function settlePayoutLine(trx: TransactionClientContract, line: LineRow, order: PayoutOrder) {
   const outcome =
     line.direction === 'debit'
       ? { success: true as const }
@@ -295,24 +430,44 @@ async function settlePayoutLine(
     client: trx,
     reason: `statement line ${line.id}`,
   })
-  await trx.from('statement_lines').where('id', line.id).update({
-    status: 'matched',
-    order_type: order.kind,
-    order_id: order.id,
-    matched_at: new Date(),
-  })
-  return 'matched'
+  // Final now: another line naming it finds no pending payout.
+  order.status = outcome.success ? 'success' : 'failed'
+  await markMatched(trx, [{ lineId: line.id, orderType: order.kind, orderId: order.id }])
 }
 
-async function setLine(
+async function markMatched(
   trx: TransactionClientContract,
-  lineId: number,
-  status: 'unmatched' | 'late',
-  note: string
+  matches: Array<{ lineId: number; orderType: string; orderId: number }>
 ) {
-  await trx
-    .from('statement_lines')
-    .where('id', lineId)
-    .update({ status, note: note.slice(0, 255) })
-  return status
+  if (matches.length === 0) return
+  const cases = `CASE id ${matches.map(() => 'WHEN ? THEN ?').join(' ')} END`
+  await trx.rawQuery(
+    `UPDATE statement_lines SET status = 'matched', order_type = ${cases}, order_id = ${cases},
+       matched_at = ? WHERE id IN (${matches.map(() => '?').join(', ')})`,
+    [
+      ...matches.flatMap((match) => [match.lineId, match.orderType]),
+      ...matches.flatMap((match) => [match.lineId, match.orderId]),
+      new Date(),
+      ...matches.map((match) => match.lineId),
+    ]
+  )
+}
+
+/** Gives lines their verdicts in one UPDATE; returns how many were still new. */
+export async function setLines(
+  client: QueryClientContract,
+  verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }>
+) {
+  if (verdicts.length === 0) return 0
+  const when = verdicts.map(() => 'WHEN ? THEN ?').join(' ')
+  const [result] = await client.rawQuery(
+    `UPDATE statement_lines SET status = CASE id ${when} END, note = CASE id ${when} END
+       WHERE id IN (${verdicts.map(() => '?').join(', ')}) AND status = 'new'`,
+    [
+      ...verdicts.flatMap((verdict) => [verdict.id, verdict.status]),
+      ...verdicts.flatMap((verdict) => [verdict.id, verdict.note.slice(0, 255)]),
+      ...verdicts.map((verdict) => verdict.id),
+    ]
+  )
+  return Number(result.affectedRows)
 }

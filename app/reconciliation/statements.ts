@@ -1,12 +1,18 @@
 import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import type DepositAccount from '#payments/models/deposit_account'
 import type { ParsedStatementLine } from '#reconciliation/statement_line'
 import {
-  matchStatementLine,
-  mayBeClaimed,
-  NO_ORDER_NOTE,
+  findCandidates,
+  judgeLine,
+  LINE_COLUMNS,
+  isPayoutReference,
+  settleLines,
+  setLines,
+  toLineRow,
+  type LineRow,
   type MatchResult,
 } from '#reconciliation/match_line'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -19,15 +25,24 @@ export interface ImportSummary {
   results: Record<MatchResult, number>
 }
 
-const BATCH = 1000
+/**
+ * How an import is cut up: lines stored per multi-row INSERT and judged per
+ * batch (one read of the lines and of their candidate orders), and lines
+ * settled per transaction. Tests lower them to cross batch borders with few
+ * lines.
+ */
+export const statementBatching = { lines: 1000, linesPerTransaction: 100 }
 
 /**
  * Stores a parsed statement of one deposit account in the caller's
  * transaction: one `statement_imports` row, then each line under a
- * fingerprint unique per account (a line already known adds nothing).
- * Identical lines in one file (two transfers of the same amount in the same
- * minute) are kept apart by their occurrence number. Returns the import id
- * and how many lines were new.
+ * fingerprint unique per account (a line already known adds nothing), in
+ * multi-row INSERT IGNOREs as the lines arrive: a streamed file is never
+ * held whole. A bad line thrown by the parser rolls the caller's transaction
+ * back, so an import stays all or nothing. Identical lines in one file (two
+ * transfers of the same amount in the same minute) are kept apart by their
+ * occurrence number. Returns the import id, how many lines the file had and
+ * how many were new.
  */
 export async function storeStatement(
   trx: TransactionClientContract,
@@ -36,106 +51,157 @@ export async function storeStatement(
     layout: string
     fileName: string
     fileSha256: string
-    lines: ParsedStatementLine[]
+    lines: Iterable<ParsedStatementLine> | AsyncIterable<ParsedStatementLine>
     actor: Actor
   }
 ) {
-  const { account, lines } = statement
+  const { account } = statement
   const [importId] = await trx.table('statement_imports').insert({
     deposit_account_id: account.id,
     layout: statement.layout,
     file_name: statement.fileName.slice(-255),
     file_sha256: statement.fileSha256,
-    line_count: lines.length,
+    line_count: 0,
     new_lines: 0,
     actor: statement.actor.name.slice(0, 120),
     created_at: new Date(),
   })
 
   const seen = new Map<string, number>()
-  const rows = lines.map((line) => {
-    const key = [
+  let batch: Array<Array<string | number | Date | null>> = []
+  let lineCount = 0
+  let newLines = 0
+  const columns = [
+    'deposit_account_id',
+    'import_id',
+    'fingerprint',
+    'line_at',
+    'direction',
+    'amount',
+    'reference',
+    'description',
+    'status',
+    'created_at',
+  ]
+  const row = `(${columns.map(() => '?').join(', ')})`
+  const flush = async () => {
+    if (batch.length === 0) return
+    const [result] = await trx.rawQuery(
+      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${batch.map(() => row).join(', ')}`,
+      batch.flat() as any[]
+    )
+    newLines += Number(result.affectedRows)
+    batch = []
+  }
+  for await (const line of statement.lines) {
+    lineCount++
+    const lineKey = [
       line.lineAt.toISOString(),
       line.direction,
       line.amount,
       line.reference ?? '',
       line.description,
     ].join('|')
-    const occurrence = (seen.get(key) ?? 0) + 1
-    seen.set(key, occurrence)
-    return {
-      deposit_account_id: account.id,
-      import_id: importId,
-      fingerprint: createHash('sha256').update(`${account.id}|${key}|${occurrence}`).digest('hex'),
-      line_at: line.lineAt,
-      direction: line.direction,
-      amount: line.amount,
-      reference: line.reference,
-      description: line.description,
-      status: 'new',
-      created_at: new Date(),
-    }
-  })
-  let newLines = 0
-  for (let start = 0; start < rows.length; start += BATCH) {
-    const batch = rows.slice(start, start + BATCH)
-    const columns = Object.keys(batch[0])
-    const placeholders = batch.map(() => `(${columns.map(() => '?').join(', ')})`).join(', ')
-    const [result] = await trx.rawQuery(
-      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${placeholders}`,
-      batch.flatMap((row) => Object.values(row))
-    )
-    newLines += Number(result.affectedRows)
+    const occurrence = (seen.get(lineKey) ?? 0) + 1
+    seen.set(lineKey, occurrence)
+    batch.push([
+      account.id,
+      importId,
+      createHash('sha256').update(`${account.id}|${lineKey}|${occurrence}`).digest('hex'),
+      line.lineAt,
+      line.direction,
+      line.amount,
+      line.reference,
+      line.description,
+      'new',
+      new Date(),
+    ])
+    if (batch.length >= statementBatching.lines) await flush()
   }
-  await trx.from('statement_imports').where('id', importId).update({ new_lines: newLines })
-  return { importId: Number(importId), newLines }
+  await flush()
+  await trx
+    .from('statement_imports')
+    .where('id', importId)
+    .update({ line_count: lineCount, new_lines: newLines })
+  return { importId: Number(importId), newLines, lines: lineCount }
 }
 
 /**
- * Matches the lines an import stored, after it committed. Lines no order can
- * claim (by the matcher's own rules, `mayBeClaimed`) get the matcher's
- * verdict in bulk; each other line is matched in its own transaction. Lines
- * an earlier import of the account stored but did not get to match (it
- * stopped half-way) are matched too.
+ * Matches the lines an import stored, after it committed, then the lines an
+ * earlier import of the account stored but did not get to match (it stopped
+ * half-way). Lines are read in batches in id order; each batch's candidate
+ * orders are read once (`findCandidates`) and every line judged in memory
+ * by the matcher's rules (`judgeLine`). A line no order can claim gets its
+ * verdict (`unmatched`, or `late` for an expired order) in one UPDATE per
+ * batch; the others are settled as `matchLines` settles them, a
+ * transaction per `linesPerTransaction` lines that locks them and their
+ * orders and judges them again on the locked rows.
  */
 export async function matchImport(accountId: number, importId: number) {
   const results: Record<MatchResult, number> = { matched: 0, unmatched: 0, late: 0, skipped: 0 }
-  const lines: Array<{ id: number | string; direction: 'credit' | 'debit' }> = await db
-    .from('statement_lines')
-    .where('import_id', importId)
-    .orderBy('id')
-    .select('id', 'direction')
-  const claimable = new Set(
-    (
-      await mayBeClaimed(db.from('statement_lines').where('import_id', importId)).select(
-        'statement_lines.id'
-      )
-    ).map((row: { id: number | string }) => Number(row.id))
+  await matchNewLines((query) => query.where('import_id', importId), results)
+  await matchNewLines(
+    (query) => query.where('deposit_account_id', accountId).where('import_id', '<', importId),
+    results
   )
-  for (const direction of ['credit', 'debit'] as const) {
-    const ids = lines
-      .filter((line) => line.direction === direction && !claimable.has(Number(line.id)))
-      .map((line) => Number(line.id))
-    for (let start = 0; start < ids.length; start += BATCH) {
-      const updated = await withDeadlockRetry(() =>
-        db
-          .from('statement_lines')
-          .whereIn('id', ids.slice(start, start + BATCH))
-          .where('status', 'new')
-          .update({ status: 'unmatched', note: NO_ORDER_NOTE[direction] })
-      )
-      results.unmatched += Number(updated)
+  return results
+}
+
+async function matchNewLines(
+  scope: (query: DatabaseQueryBuilderContract) => DatabaseQueryBuilderContract,
+  results: Record<MatchResult, number>
+) {
+  for (let after = 0; ;) {
+    const rows = await scope(db.from('statement_lines'))
+      .where('status', 'new')
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(statementBatching.lines)
+      .select(LINE_COLUMNS)
+    if (rows.length === 0) return
+    const lines = rows.map(toLineRow)
+    after = lines[lines.length - 1].id
+    await matchBatch(lines, results)
+  }
+}
+
+async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>) {
+  const candidates = await findCandidates(db.connection(), lines, { lock: false })
+  const unmatched: Array<{ id: number; status: 'unmatched'; note: string }> = []
+  const late: Array<{ id: number; status: 'late'; note: string }> = []
+  const toSettle: number[] = []
+  for (const line of lines) {
+    const judgement = judgeLine(line, candidates)
+    // Decided on an order's state (or a payout's): judged again with it locked.
+    if (judgement.result === 'matched' || isPayoutReference(line.reference) || judgement.order) {
+      toSettle.push(line.id)
+    } else if (judgement.result === 'late') {
+      late.push({ id: line.id, status: 'late', note: judgement.note })
+    } else {
+      unmatched.push({ id: line.id, status: 'unmatched', note: judgement.note })
     }
   }
-  for (const id of [...claimable].sort((a, b) => a - b)) {
-    results[await matchStatementLine(id)]++
+  // One transaction per `linesPerTransaction` lines to settle; the first
+  // also gives the other lines their verdicts (a commit is the costly part).
+  const size = statementBatching.linesPerTransaction
+  for (let start = 0; start === 0 || start < toSettle.length; start += size) {
+    const chunk = toSettle.slice(start, start + size)
+    const counts = await withDeadlockRetry(() =>
+      db.transaction(
+        async (trx) => {
+          const judged =
+            start === 0
+              ? { unmatched: await setLines(trx, unmatched), late: await setLines(trx, late) }
+              : { unmatched: 0, late: 0 }
+          return { judged, settled: chunk.length > 0 ? await settleLines(trx, chunk) : new Map() }
+        },
+        { isolationLevel: 'read committed' }
+      )
+    )
+    results.unmatched += counts.judged.unmatched
+    results.late += counts.judged.late
+    // A late line judged by another importer meanwhile.
+    if (start === 0) results.skipped += late.length - counts.judged.late
+    for (const result of counts.settled.values()) results[result as MatchResult]++
   }
-  const leftovers = await db
-    .from('statement_lines')
-    .where('deposit_account_id', accountId)
-    .where('status', 'new')
-    .where('import_id', '<', importId)
-    .select('id')
-  for (const { id } of leftovers) results[await matchStatementLine(Number(id))]++
-  return results
 }

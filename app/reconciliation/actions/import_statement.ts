@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
-import { LAYOUTS, type StatementLayout } from '#reconciliation/layouts/index'
+import { LAYOUTS, parseStatement, type StatementLayout } from '#reconciliation/layouts/index'
 import { StatementFormatError } from '#reconciliation/statement_line'
 import { matchImport, storeStatement, type ImportSummary } from '#reconciliation/statements'
 import { recordAudit } from '#core/audit'
@@ -27,12 +27,12 @@ const MESSAGES = {
 }
 
 /**
- * Imports a deposit account's statement file: parsed first, all or nothing
- * (a bad line: nothing written); then the `statement_imports` row, the new
- * lines and the audit row commit together (importing a file again adds no
- * line). Matching then runs line by line, each line in its own transaction,
- * as statements.ts describes; then the account's pending slips are checked
- * again (a job).
+ * Imports a deposit account's statement file, all or nothing: the
+ * `statement_imports` row, the new lines and the audit row commit together
+ * (importing a file again adds no line), and a bad line met while the file
+ * is parsed (as a stream, its lines stored as they come) rolls all of it
+ * back. Matching then runs in batches, as statements.ts describes; then the
+ * account's pending slips are checked again (a job).
  */
 export async function importStatement(
   input: Record<string, unknown>,
@@ -40,13 +40,6 @@ export async function importStatement(
 ): Promise<ImportSummary> {
   const data = await validateInput(importStatementValidator, input, MESSAGES)
   const layout = data.layout ?? 'neutral'
-  let lines
-  try {
-    lines = LAYOUTS[layout](data.content)
-  } catch (error) {
-    if (!(error instanceof StatementFormatError)) throw error
-    throw ActionError.field('content', `Nothing imported: ${error.message}`)
-  }
   // Read, not locked: payment creation locks the account to reserve its slots
   // and must not wait for an import.
   const account = await DepositAccount.find(data.deposit_account_id)
@@ -59,34 +52,41 @@ export async function importStatement(
   const fileSha256 = createHash('sha256').update(data.content).digest('hex')
 
   // Importers of overlapping files insert the same fingerprints: InnoDB may
-  // pick one as a deadlock victim, and its transaction is run again whole.
-  const stored = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const { importId, newLines } = await storeStatement(trx, {
-        account,
-        layout,
-        fileName: data.file_name,
-        fileSha256,
-        lines,
-        actor,
-      })
-      await recordAudit(trx, actor, {
-        action: 'statement.import',
-        target: { type: 'deposit_account', id: String(account.id) },
-        details: {
-          import_id: importId,
-          file: data.file_name,
-          file_sha256: fileSha256,
+  // pick one as a deadlock victim, and its transaction is run again whole
+  // (the file parsed again from its start).
+  let stored
+  try {
+    stored = await withDeadlockRetry(() =>
+      db.transaction(async (trx) => {
+        const result = await storeStatement(trx, {
+          account,
           layout,
-          lines: lines.length,
-          new_lines: newLines,
-        },
+          fileName: data.file_name,
+          fileSha256,
+          lines: parseStatement(layout, data.content),
+          actor,
+        })
+        await recordAudit(trx, actor, {
+          action: 'statement.import',
+          target: { type: 'deposit_account', id: String(account.id) },
+          details: {
+            import_id: result.importId,
+            file: data.file_name,
+            file_sha256: fileSha256,
+            layout,
+            lines: result.lines,
+            new_lines: result.newLines,
+          },
+        })
+        return result
       })
-      return { importId, newLines }
-    })
-  )
+    )
+  } catch (error) {
+    if (!(error instanceof StatementFormatError)) throw error
+    throw ActionError.field('content', `Nothing imported: ${error.message}`)
+  }
   const results = await matchImport(account.id, stored.importId)
   // New lines may establish what pending slips of this account claim.
   if (stored.newLines > 0) await scheduleSlipRecheck(account.id)
-  return { importId: stored.importId, lines: lines.length, newLines: stored.newLines, results }
+  return { importId: stored.importId, lines: stored.lines, newLines: stored.newLines, results }
 }

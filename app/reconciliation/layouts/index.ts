@@ -1,4 +1,5 @@
-import { parse } from 'csv-parse/sync'
+import { Readable } from 'node:stream'
+import { parse } from 'csv-parse'
 import { DateTime } from 'luxon'
 import { GATEWAY_ZONE } from '#core/clock'
 import {
@@ -9,35 +10,87 @@ import {
 } from '#reconciliation/statement_line'
 
 /**
- * Statement file layouts (docs/reconciliation.md lists their columns). Each
- * turns the file's text into lines or throws StatementFormatError naming the
- * first bad line: an import is all or nothing.
+ * Statement file layouts (docs/reconciliation.md lists their columns): the
+ * columns a file must have and how one CSV record becomes a line, or a
+ * StatementFormatError naming the bad line (an import is all or nothing).
  */
+interface Layout {
+  name: string
+  columns: string[]
+  line(record: Record<string, string>, lineNumber: number): ParsedStatementLine
+}
+
 export const LAYOUTS = {
-  neutral: parseNeutral,
-  kbank: parseKbank,
-} as const
+  neutral: { name: 'neutral', columns: ['date_time', 'direction', 'amount'], line: neutralLine },
+  kbank: {
+    name: 'kbank',
+    columns: ['date', 'time', 'description', 'withdrawal', 'deposit'],
+    line: kbankLine,
+  },
+} as const satisfies Record<string, Layout>
 
 export type StatementLayout = keyof typeof LAYOUTS
 
-function rows(text: string): Record<string, string>[] {
-  try {
-    return parse(text.replace(/^\uFEFF/, ''), {
+/** How much of the file's text the CSV parser gets at a time. */
+const CHUNK_CHARS = 64 * 1024
+
+function* chunks(text: string) {
+  for (let start = 0; start < text.length;) {
+    let end = Math.min(start + CHUNK_CHARS, text.length)
+    // Never between the two halves of a surrogate pair (an emoji): each
+    // chunk is encoded to UTF-8 on its own.
+    const last = text.charCodeAt(end - 1)
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--
+    yield text.slice(start, end)
+    start = end
+  }
+}
+
+/**
+ * The file's lines one at a time, as the CSV parser streams them: memory
+ * holds the part of the file being parsed, never every line.
+ */
+export async function* parseStatement(
+  layout: StatementLayout,
+  source: string | Readable
+): AsyncGenerator<ParsedStatementLine> {
+  const definition: Layout = LAYOUTS[layout]
+  const input = typeof source === 'string' ? Readable.from(chunks(source)) : source
+  const parser = input.pipe(
+    parse({
+      bom: true,
       columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
       skip_empty_lines: true,
       trim: true,
       relax_column_count: true,
     })
-  } catch (error) {
-    throw new StatementFormatError(`not a CSV file: ${(error as Error).message}`)
+  )
+  let lineNumber = 0
+  const records = parser[Symbol.asyncIterator]() as AsyncIterator<Record<string, string>>
+  try {
+    for (;;) {
+      let next: IteratorResult<Record<string, string>>
+      try {
+        next = await records.next()
+      } catch (error) {
+        throw new StatementFormatError(`not a CSV file: ${(error as Error).message}`)
+      }
+      if (next.done) return
+      const record = next.value
+      if (++lineNumber === 1) requireColumns(record, definition)
+      yield definition.line(record, lineNumber)
+    }
+  } finally {
+    // Stopped early (a bad line, or the caller gave up): stop reading too.
+    parser.destroy()
+    input.destroy()
   }
 }
 
-function requireColumns(records: Record<string, string>[], columns: string[], layout: string) {
-  if (records.length === 0) return
-  const missing = columns.filter((column) => !(column in records[0]))
+function requireColumns(record: Record<string, string>, layout: Layout) {
+  const missing = layout.columns.filter((column) => !(column in record))
   if (missing.length > 0) {
-    throw new StatementFormatError(`${layout} layout: missing column(s) ${missing.join(', ')}`)
+    throw new StatementFormatError(`${layout.name} layout: missing column(s) ${missing.join(', ')}`)
   }
 }
 
@@ -56,27 +109,22 @@ function localTime(text: string, formats: string[], lineNumber: number): Date {
  * `date_time,direction,amount,reference,description` with date_time in GMT+7
  * (`YYYY-MM-DD HH:mm[:ss]` or ISO 8601 with an offset), direction credit|debit.
  */
-function parseNeutral(text: string): ParsedStatementLine[] {
-  const records = rows(text)
-  requireColumns(records, ['date_time', 'direction', 'amount'], 'neutral')
-  return records.map((record, index) => {
-    const lineNumber = index + 1
-    const direction = record.direction?.toLowerCase()
-    if (direction !== 'credit' && direction !== 'debit') {
-      throw new StatementFormatError(`line ${lineNumber}: direction must be credit or debit`)
-    }
-    const description = record.description ?? ''
-    return {
-      lineNumber,
-      lineAt: localTime(record.date_time, ['yyyy-LL-dd HH:mm:ss', 'yyyy-LL-dd HH:mm'], lineNumber),
-      direction,
-      amount: parseStatementAmount(record.amount, lineNumber),
-      reference: record.reference?.trim()
-        ? record.reference.trim().toUpperCase()
-        : findReference(description),
-      description: description.slice(0, 255),
-    }
-  })
+function neutralLine(record: Record<string, string>, lineNumber: number): ParsedStatementLine {
+  const direction = record.direction?.toLowerCase()
+  if (direction !== 'credit' && direction !== 'debit') {
+    throw new StatementFormatError(`line ${lineNumber}: direction must be credit or debit`)
+  }
+  const description = record.description ?? ''
+  return {
+    lineNumber,
+    lineAt: localTime(record.date_time, ['yyyy-LL-dd HH:mm:ss', 'yyyy-LL-dd HH:mm'], lineNumber),
+    direction,
+    amount: parseStatementAmount(record.amount, lineNumber),
+    reference: record.reference?.trim()
+      ? record.reference.trim().toUpperCase()
+      : findReference(description),
+    description: description.slice(0, 255),
+  }
 }
 
 /**
@@ -85,32 +133,27 @@ function parseNeutral(text: string): ParsedStatementLine[] {
  * DD-MM-YY dates (20xx), HH:MM times in GMT+7 and amounts with thousands
  * separators; a line has either Withdrawal or Deposit.
  */
-function parseKbank(text: string): ParsedStatementLine[] {
-  const records = rows(text)
-  requireColumns(records, ['date', 'time', 'description', 'withdrawal', 'deposit'], 'kbank')
-  return records.map((record, index) => {
-    const lineNumber = index + 1
-    const deposit = record.deposit?.trim()
-    const withdrawal = record.withdrawal?.trim()
-    if (!!deposit === !!withdrawal) {
-      throw new StatementFormatError(
-        `line ${lineNumber}: exactly one of Withdrawal or Deposit must be set`
-      )
-    }
-    const description = [record.description, record.channel, record.details]
-      .filter(Boolean)
-      .join(' | ')
-    return {
-      lineNumber,
-      lineAt: localTime(
-        `${record.date} ${record.time || '00:00'}`,
-        ['dd-LL-yy HH:mm', 'dd/LL/yy HH:mm'],
-        lineNumber
-      ),
-      direction: deposit ? 'credit' : 'debit',
-      amount: parseStatementAmount(deposit || withdrawal, lineNumber),
-      reference: findReference(`${record.details ?? ''} ${record.description ?? ''}`),
-      description: description.slice(0, 255),
-    }
-  })
+function kbankLine(record: Record<string, string>, lineNumber: number): ParsedStatementLine {
+  const deposit = record.deposit?.trim()
+  const withdrawal = record.withdrawal?.trim()
+  if (!!deposit === !!withdrawal) {
+    throw new StatementFormatError(
+      `line ${lineNumber}: exactly one of Withdrawal or Deposit must be set`
+    )
+  }
+  const description = [record.description, record.channel, record.details]
+    .filter(Boolean)
+    .join(' | ')
+  return {
+    lineNumber,
+    lineAt: localTime(
+      `${record.date} ${record.time || '00:00'}`,
+      ['dd-LL-yy HH:mm', 'dd/LL/yy HH:mm'],
+      lineNumber
+    ),
+    direction: deposit ? 'credit' : 'debit',
+    amount: parseStatementAmount(deposit || withdrawal, lineNumber),
+    reference: findReference(`${record.details ?? ''} ${record.description ?? ''}`),
+    description: description.slice(0, 255),
+  }
 }
