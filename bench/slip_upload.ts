@@ -22,20 +22,17 @@
 | transfer in time." or its slip is not stored as passed. docs/benchmarks.md
 | explains the figures.
 */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, createHmac } from 'node:crypto'
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { Agent as HttpAgent, request as httpRequest } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { DateTime as DateTimeValue } from 'luxon'
 import { bootForBenchmark } from './boot.js'
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url))
-const BUILD = join(ROOT, 'build')
+import { BUILD, ensureBuild } from './support/build.js'
+import { mib, percentile, procCpuSeconds, procStatus, resetPeakRss } from './support/proc.js'
 
 const CONCURRENCY = (process.env.CONCURRENCY ?? '1,4').split(',').map(Number)
 const DURATION_SECONDS = Number(process.env.DURATION ?? 20)
@@ -545,47 +542,6 @@ function send(agent: HttpAgent | HttpsAgent, upload: Upload): Promise<Answer> {
 
 /* --- the compiled server ------------------------------------------------------- */
 
-/** Builds when build/ is missing or a source file is newer than it (unless BENCH_BUILD=0). */
-async function ensureBuild() {
-  const built = await stat(join(BUILD, 'bin/server.js')).catch(() => undefined)
-  const sources = [
-    'app',
-    'bin',
-    'commands',
-    'config',
-    'database',
-    'providers',
-    'resources',
-    'start',
-    'adonisrc.ts',
-    'package.json',
-    'tsconfig.json',
-  ]
-  let newest = 0
-  for (const source of sources) newest = Math.max(newest, await newestMtime(join(ROOT, source)))
-  if (built && process.env.BENCH_BUILD === '0') {
-    console.log('BENCH_BUILD=0: build/ is used as it is')
-    return
-  }
-  if (built && built.mtimeMs >= newest) return
-  console.log(
-    built ? 'build/ is older than the sources: node ace build' : 'no build/: node ace build'
-  )
-  const result = spawnSync(process.execPath, ['ace.js', 'build'], { cwd: ROOT, stdio: 'inherit' })
-  if (result.status !== 0) throw new Error('node ace build failed')
-}
-
-async function newestMtime(path: string): Promise<number> {
-  const info = await stat(path).catch(() => undefined)
-  if (!info) return 0
-  if (!info.isDirectory()) return info.mtimeMs
-  let newest = info.mtimeMs
-  for (const entry of await readdir(path)) {
-    newest = Math.max(newest, await newestMtime(join(path, entry)))
-  }
-  return newest
-}
-
 /**
  * Starts `node build/bin/server.js` as production runs it, serving HTTPS
  * with certificate files (or plain HTTP behind a trusted proxy), slips
@@ -669,46 +625,4 @@ async function waitUntilListening(exited: Promise<number | null>) {
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
   throw new Error(gone ? 'the server exited at start' : 'the server did not listen within 60 s')
-}
-
-/* --- /proc ------------------------------------------------------------------------ */
-
-function procStatus(pid: number) {
-  const text = readFileSyncSafe(`/proc/${pid}/status`)
-  const kib = (name: string) =>
-    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0)
-  return { rss: kib('VmRSS') * 1024, hwm: kib('VmHWM') * 1024 }
-}
-
-/** Resets VmHWM to the current RSS (Linux 4.0+), so that it is this run's peak. */
-function resetPeakRss(pid: number) {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5')
-    return true
-  } catch {
-    return false
-  }
-}
-
-function procCpuSeconds(pid: number) {
-  const fields = readFileSyncSafe(`/proc/${pid}/stat`).split(') ')[1]?.split(' ') ?? []
-  // utime and stime are fields 14 and 15 of the line; 12 and 13 after "pid (comm) ".
-  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100
-}
-
-function readFileSyncSafe(path: string) {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    return ''
-  }
-}
-
-function percentile(sorted: number[], fraction: number) {
-  if (sorted.length === 0) return 0
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * fraction) - 1)]
-}
-
-function mib(bytes: number) {
-  return Math.round(bytes / 1024 / 1024)
 }

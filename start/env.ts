@@ -67,6 +67,10 @@ export default await Env.create(new URL('../', import.meta.url), {
   API_RATE_LIMIT_PER_IP: Env.schema.number.optional(),
   API_AUTH_FAILURES_PER_IP: Env.schema.number.optional(),
   CREDENTIAL_GRACE_SECONDS: Env.schema.number.optional(),
+  /** Read by bin/server.ts before the app boots; validated here for the rest. */
+  WEB_CONCURRENCY: Env.schema.number.optional(),
+  AUTH_CACHE_TTL_MS: Env.schema.number.optional(),
+  AUTH_CACHE_MAX_ENTRIES: Env.schema.number.optional(),
   ADMIN_IDLE_TIMEOUT_MINUTES: Env.schema.number.optional(),
   ADMIN_SESSION_MAX_HOURS: Env.schema.number.optional(),
   ADMIN_ENROLMENT_LINK_HOURS: Env.schema.number.optional(),

@@ -1,0 +1,724 @@
+/*
+| `npm run bench`: the gateway's throughput and memory, measured on the
+| compiled build as production runs it, each figure side by side with the
+| bare baseline (bench/baseline.ts: node:https + HMAC verify + one unique
+| INSERT through mysql2) driven by the same loader in the same run.
+|
+|   npm run bench                                  (everything, about 10 minutes)
+|   DURATION=5 SCENARIOS=balance,create npm run bench
+|   PROCESSES=2 npm run bench                      (only WEB_CONCURRENCY=2)
+|
+| Knobs: SCENARIOS (create, create-full, balance, withdraw, callbacks, import;
+| default all), PROCESSES (web processes, default 1,2), DURATION (seconds per
+| measured run, default 10), WARMUP (seconds before each, default 3),
+| CONNECTIONS (default 20), SEED_ORDERS (orders of the day for create-full,
+| default 200000), CALLBACKS (default 20000), WORKER_CONCURRENCY (queue:work
+| --concurrency, default its own), IMPORT_LINES / IMPORT_ORDERS (default
+| 100000 / 10000), BENCH_DATABASE (default gateway_perf_bench; wiped),
+| REDIS_DB (default 10), BENCH_PORT (default 3399), BENCH_BUILD=0 (use
+| build/ as it is), BENCH_JSON=path (also write the results as JSON).
+|
+| Exits 1 when a run could not be measured (server did not start, no 200
+| answers, ledger:verify red); targets not met are shown as such, not failed.
+*/
+import { spawn } from 'node:child_process'
+import { createHmac } from 'node:crypto'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createServer as createHttpsServer } from 'node:https'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { BUILD, ROOT, ensureBuild } from './support/build.js'
+import {
+  RssWatch,
+  gatewayEnv,
+  startTsChild,
+  startWeb,
+  startWorker,
+  waitUntilListening,
+  writeCertificate,
+} from './support/gateway.js'
+import { runLoad, type LoadResult } from './support/loader.js'
+import { mib } from './support/proc.js'
+
+const ALL_SCENARIOS = ['create', 'create-full', 'balance', 'withdraw', 'callbacks', 'import']
+const SCENARIOS = new Set(
+  (process.env.SCENARIOS ?? ALL_SCENARIOS.join(',')).split(',').map((name) => name.trim())
+)
+for (const name of SCENARIOS) {
+  if (!ALL_SCENARIOS.includes(name)) {
+    throw new Error(`unknown scenario ${name}: ${ALL_SCENARIOS.join(', ')}`)
+  }
+}
+const PROCESSES = (process.env.PROCESSES ?? '1,2').split(',').map(Number)
+const DURATION = Number(process.env.DURATION ?? 10)
+const WARMUP = Number(process.env.WARMUP ?? 3)
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20)
+const SEED_ORDERS = Number(process.env.SEED_ORDERS ?? 200_000)
+const CALLBACKS = Number(process.env.CALLBACKS ?? 20_000)
+const PORT = Number(process.env.BENCH_PORT ?? 3399)
+const BASELINE_PORT = PORT + 1
+/** Tables the create path may keep beside the orders (limit counters, slot rows). */
+const USAGE_TABLES = ['deposit_slots', 'deposit_usage_counters']
+
+// The runner, the gateway's processes and the baseline share the database, Redis db and APP_KEY.
+process.env.BENCH_DATABASE ??= 'gateway_perf_bench'
+process.env.REDIS_DB ??= '10'
+process.env.QUEUE_PREFIX = '{gw-perf}'
+process.env.APP_KEY = 'benchmark-key-not-secret-0123456789abcdef'
+
+/* --- the table ------------------------------------------------------------------ */
+
+interface Row {
+  measure: string
+  processes: number | '-'
+  figure: number | undefined
+  unit: string
+  baseline?: number
+  p50?: number
+  p99?: number
+  webRss?: string
+  workerRss?: string
+  target: string
+  met: boolean | undefined
+  note?: string
+}
+
+const rows: Row[] = []
+let failed = false
+
+await ensureBuild()
+
+/* --- statement import (first: it wipes and migrates the database itself) ---------- */
+
+if (SCENARIOS.has('import')) {
+  const lines = Number(process.env.IMPORT_LINES ?? 100_000)
+  const orders = Number(process.env.IMPORT_ORDERS ?? 10_000)
+  console.log(`statement import: ${lines} lines, ${orders} open orders (bench/statement_import.ts)`)
+  const output = await runImportBenchmark(lines, orders)
+  const throughput = Number(/throughput:\s+(\d+) lines\/s/.exec(output)?.[1])
+  const peak = Number(/peak RSS:\s+(\d+) MiB/.exec(output)?.[1])
+  if (!throughput) failed = true
+  rows.push({
+    measure: `statement import ${lines.toLocaleString('en')} lines / ${orders.toLocaleString('en')} open orders`,
+    processes: '-',
+    figure: throughput || undefined,
+    unit: 'lines/s',
+    target: '≥ 50,000 lines/s',
+    met: throughput >= 50_000,
+  })
+  rows.push({
+    measure: 'statement import peak RSS',
+    processes: '-',
+    figure: peak || undefined,
+    unit: 'MiB',
+    target: '< 250 MiB',
+    met: peak > 0 && peak < 250,
+  })
+}
+
+/* --- the database: a platform, a merchant, one transfer deposit account ------------- */
+
+const { bootForBenchmark } = await import('./boot.js')
+const app = await bootForBenchmark()
+const { default: db } = await import('@adonisjs/lucid/services/db')
+const { serverConnection, databaseName } = await import('#config/database')
+const { createPlatform } = await import('#merchants/actions/create_platform')
+const { createMerchant } = await import('#merchants/actions/create_merchant')
+const { default: DepositAccount } = await import('#payments/models/deposit_account')
+const { postLedgerTransaction } = await import('#ledger/ledger')
+const { queue } = await import('#core/queue/queue_manager')
+const { JOBS } = await import('#core/queue/jobs')
+const { queueConnection } = await import('#core/queue/queue_manager')
+
+const actor = { name: 'bench' }
+await createPlatform({ code: 'bench', name: 'Benchmark' }, actor)
+const { merchant, credentials } = await createMerchant(
+  { platform: 'bench', name: 'Bench shop' },
+  actor
+)
+merchant.merge({ depositGroup: 'bench', payoutRoute: 'sandbox' })
+await merchant.save()
+const account = await DepositAccount.create({
+  depositGroup: 'bench',
+  channel: 'transfer',
+  bank: 'KBANK',
+  accountNo: '9000000001',
+  accountName: 'Bench deposits',
+  minAmount: 2000,
+  maxAdjustment: 999,
+  priority: 0,
+  active: true,
+})
+// Enough balance for every withdrawal of the run (100 THB each).
+await db.transaction((trx) =>
+  postLedgerTransaction(trx, {
+    kind: 'bench_adjustment',
+    legs: [
+      { gateway: 'adjustments', amount: -1_000_000_000_00 },
+      { merchantId: merchant.id, account: 'available', amount: 1_000_000_000_00 },
+    ],
+  })
+)
+await db.rawQuery(
+  `CREATE TABLE IF NOT EXISTS bench_baseline_requests (
+     id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY,
+     signature CHAR(64) NOT NULL UNIQUE,
+     created_at DATETIME(3) NOT NULL
+   )`
+)
+// Jobs of an earlier run name rows of a wiped database: start from an empty queue.
+await deleteQueueKeys()
+
+const scratch = await mkdtemp(join(tmpdir(), 'gateway-bench-'))
+const tls = await writeCertificate(scratch)
+const runTag = Date.now().toString(36).toUpperCase()
+const url = `https://127.0.0.1:${PORT}`
+const webEnv = { REDIS_DB: process.env.REDIS_DB!, QUEUE_PREFIX: process.env.QUEUE_PREFIX! }
+const workerArgs = process.env.WORKER_CONCURRENCY
+  ? ['--concurrency', process.env.WORKER_CONCURRENCY]
+  : []
+
+let sequence = 0
+/** A fresh `time` (fraction differs each call: identical signed bytes are refused as a replay). */
+const freshTime = () => Math.floor(Date.now() / 1000) + (++sequence % 1_000_000) / 1_000_000
+const authFields = () => ({
+  merchant_id: merchant.merchantId,
+  token: credentials.token,
+  time: freshTime(),
+})
+const bodies = {
+  create: (n: number) =>
+    JSON.stringify({
+      ...authFields(),
+      merchant_order_id: `C${runTag}${sequence}X${n}`,
+      // 20,000 amounts 10 THB apart: each has its 1,000 transfer_amount slots.
+      amount: (100 + (sequence % 20_000) * 10).toFixed(2),
+      bank: 'SCB',
+      account_name: 'Somchai Jaidee',
+      account_no: '1234567890',
+    }),
+  balance: () => JSON.stringify(authFields()),
+  withdraw: (n: number) =>
+    JSON.stringify({
+      ...authFields(),
+      merchant_order_id: `W${runTag}${sequence}X${n}`,
+      amount: '100.00',
+      bank: 'KBANK',
+      account_name: 'Somchai Jaidee',
+      account_no: `1${String(sequence).padStart(9, '0')}`,
+    }),
+}
+const baselineBody = () => JSON.stringify({ ...authFields(), merchant_order_id: `B${sequence}` })
+
+const loadRun = (path: string, body: (n: number) => string, target = url, duration = DURATION) =>
+  runLoad({
+    url: target,
+    path,
+    secret: credentials.secret,
+    body,
+    connections: CONNECTIONS,
+    duration,
+  })
+
+console.log(
+  `gateway benchmark: build/, NODE_ENV=production, HTTPS, ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, database ${databaseName}, ${cpus().length} CPUs`
+)
+
+const needsWeb = ['create', 'create-full', 'balance', 'withdraw'].some((name) =>
+  SCENARIOS.has(name)
+)
+try {
+  if (needsWeb) {
+    for (const processes of PROCESSES) await runWebScenarios(processes)
+  }
+  if (SCENARIOS.has('callbacks')) await runCallbacks()
+  if (SCENARIOS.has('withdraw')) await verifyLedger()
+} catch (error) {
+  failed = true
+  console.error(error)
+} finally {
+  await rm(scratch, { recursive: true, force: true })
+  await app.terminate()
+}
+
+printTable()
+if (process.env.BENCH_JSON) await writeFile(process.env.BENCH_JSON, JSON.stringify(rows, null, 2))
+if (failed) process.exitCode = 1
+
+/* --- web scenarios ---------------------------------------------------------------- */
+
+async function runWebScenarios(processes: number) {
+  console.log(`\n--- ${processes} web process${processes > 1 ? 'es' : ''} ---`)
+  const baseline = await measureBaseline(processes)
+  console.log(`baseline: ${describe(baseline)}`)
+
+  const worker = startWorker(webEnv, workerArgs)
+  const web = await startWeb({ port: PORT, tls, webConcurrency: processes, env: webEnv })
+  const webRss = new RssWatch(web)
+  const workerRss = new RssWatch(worker)
+  await new Promise((resolve) => setTimeout(resolve, 2000))
+  const restRss = webRss.now()
+  let loadPeak = 0
+  let workerPeak = 0
+
+  const measure = async (path: string, body: (n: number) => string) => {
+    if (WARMUP > 0) await loadRun(path, body, url, WARMUP)
+    webRss.start()
+    workerRss.start()
+    const result = await loadRun(path, body)
+    const peaks = { web: webRss.stop(), worker: workerRss.stop() }
+    loadPeak = Math.max(loadPeak, peaks.web)
+    workerPeak = Math.max(workerPeak, peaks.worker)
+    console.log(`${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB`)
+    if (result.ok === 0) failed = true
+    return { result, peaks }
+  }
+  const rssText = (peaks: { web: number; worker: number }) => ({
+    webRss: `${mib(peaks.web)} MiB`,
+    workerRss: `${mib(peaks.worker)} MiB`,
+  })
+
+  try {
+    let emptyRate: number | undefined
+    if (SCENARIOS.has('create') || SCENARIOS.has('create-full')) {
+      await emptyPaymentOrders()
+      const { result, peaks } = await measure('/payment/create-transfer', bodies.create)
+      emptyRate = result.perSecond
+      rows.push({
+        measure: '/payment/create-transfer, one deposit account, empty table',
+        processes,
+        figure: result.perSecond,
+        unit: 'req/s',
+        baseline: baseline.perSecond,
+        p50: result.p50,
+        p99: result.p99,
+        ...rssText(peaks),
+        target: '≥ 3,000 req/s, p99 ≤ 50 ms',
+        met: result.perSecond >= 3000 && result.p99 <= 50,
+        note: refusalNote(result),
+      })
+    }
+    if (SCENARIOS.has('balance')) {
+      const { result, peaks } = await measure('/balance', bodies.balance)
+      rows.push({
+        measure: '/balance',
+        processes,
+        figure: result.perSecond,
+        unit: 'req/s',
+        baseline: baseline.perSecond,
+        p50: result.p50,
+        p99: result.p99,
+        ...rssText(peaks),
+        target: '≥ 25 % of baseline',
+        met: result.perSecond >= 0.25 * baseline.perSecond,
+        note: refusalNote(result),
+      })
+    }
+    if (SCENARIOS.has('withdraw')) {
+      const { result, peaks } = await measure('/withdraw/create', bodies.withdraw)
+      rows.push({
+        measure: '/withdraw/create, one merchant (accepted)',
+        processes,
+        figure: result.perSecond,
+        unit: 'req/s',
+        baseline: baseline.perSecond,
+        p50: result.p50,
+        p99: result.p99,
+        ...rssText(peaks),
+        target: '≥ 1,000 req/s, ledger:verify green',
+        met: result.perSecond >= 1000,
+        note: refusalNote(result),
+      })
+    }
+    if (SCENARIOS.has('create-full')) {
+      await emptyPaymentOrders()
+      const seeded = await seedOrdersOfTheDay(SEED_ORDERS)
+      const { result, peaks } = await measure('/payment/create-transfer', bodies.create)
+      const ratio = emptyRate ? result.perSecond / emptyRate : undefined
+      rows.push({
+        measure: `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
+        processes,
+        figure: result.perSecond,
+        unit: 'req/s',
+        baseline: baseline.perSecond,
+        p50: result.p50,
+        p99: result.p99,
+        ...rssText(peaks),
+        target: '≥ 90 % of the empty-table rate',
+        met: ratio === undefined ? undefined : ratio >= 0.9,
+        note:
+          (ratio === undefined
+            ? 'no empty-table run (SCENARIOS without create)'
+            : `${(ratio * 100).toFixed(0)} % of the empty-table rate`) +
+          (refusalNote(result) ? `; ${refusalNote(result)}` : ''),
+      })
+    }
+    rows.push({
+      measure: 'web RSS at rest (largest web process, 2 s after start)',
+      processes,
+      figure: mib(restRss),
+      unit: 'MiB',
+      webRss: `${mib(restRss)} MiB`,
+      target: '< 150 MB',
+      met: restRss < 150e6,
+    })
+    rows.push({
+      measure: 'web RSS under load (largest peak of a web process)',
+      processes,
+      figure: mib(loadPeak),
+      unit: 'MiB',
+      webRss: `${mib(loadPeak)} MiB`,
+      workerRss: `${mib(workerPeak)} MiB`,
+      target: '< 250 MB',
+      met: loadPeak < 250e6,
+    })
+  } finally {
+    await web.stop()
+    await worker.stop()
+  }
+}
+
+/** The bare baseline with `processes` processes, measured alone with the same loader. */
+async function measureBaseline(processes: number) {
+  const baseline = startTsChild('baseline', 'bench/baseline.ts', {
+    ...process.env,
+    BASELINE_PORT: String(BASELINE_PORT),
+    BASELINE_PROCESSES: String(processes),
+    BASELINE_SECRET: credentials.secret,
+    TLS_CERT_PATH: tls.certPath,
+    TLS_KEY_PATH: tls.keyPath,
+    DB_HOST: serverConnection.host,
+    DB_PORT: String(serverConnection.port),
+    DB_USER: serverConnection.user,
+    DB_PASSWORD: serverConnection.password ?? '',
+    DB_DATABASE: databaseName,
+  })
+  try {
+    await waitUntilListening(BASELINE_PORT, baseline.exited)
+    const target = `https://127.0.0.1:${BASELINE_PORT}`
+    if (WARMUP > 0) await loadRun('/baseline', baselineBody, target, WARMUP)
+    const result = await loadRun('/baseline', baselineBody, target)
+    if (result.ok === 0) failed = true
+    return result
+  } finally {
+    await baseline.stop()
+  }
+}
+
+/* --- callbacks ---------------------------------------------------------------------- */
+
+/**
+ * CALLBACKS outbox rows (signed payment callbacks, as a state change writes
+ * them) with their delivery jobs queued, then one worker started: callbacks
+ * delivered per second to a local HTTPS receiver, from the first to the last.
+ */
+async function runCallbacks() {
+  console.log(`\n--- callbacks: ${CALLBACKS} to a local HTTPS receiver ---`)
+  const received: number[] = []
+  const receiver = createHttpsServer({ cert: tls.cert, key: await keyPem() }, (req, res) => {
+    req.resume()
+    req.on('end', () => {
+      received.push(performance.now())
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('OK')
+    })
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const notifyUrl = `https://127.0.0.1:${(receiver.address() as AddressInfo).port}/callback`
+
+  await db.from('callback_outbox').delete()
+  const now = new Date()
+  const ids: number[] = []
+  for (let start = 0; start < CALLBACKS; start += 1000) {
+    const batch = []
+    for (let k = start; k < Math.min(CALLBACKS, start + 1000); k++) {
+      const platformOrderId = `${merchant.orderPrefix}P${'20261122'}${String(k).padStart(12, '0')}`
+      const body = JSON.stringify({
+        merchant_id: merchant.merchantId,
+        platform_order_id: platformOrderId,
+        merchant_order_id: `CB${k}`,
+        mode: 'PAYMENT',
+        amount: 100,
+        status: 'PAID',
+        timestamp: now.getTime(),
+      })
+      batch.push({
+        merchant_id: merchant.id,
+        order_type: 'payment',
+        order_id: 1_000_000 + k,
+        platform_order_id: platformOrderId,
+        status: 'PAID',
+        notify_url: notifyUrl,
+        body,
+        signature: createHmac('sha256', credentials.secret).update(body).digest('hex'),
+        state: 'pending',
+        attempts: 0,
+        series: 0,
+        created_at: now,
+      })
+    }
+    await db.table('callback_outbox').multiInsert(batch)
+  }
+  const rowsInserted = await db.from('callback_outbox').select('id').orderBy('id')
+  for (const row of rowsInserted) ids.push(Number(row.id))
+  const definition = JOBS.deliverCallback
+  for (let start = 0; start < ids.length; start += 1000) {
+    await queue(definition.queue).addBulk(
+      ids.slice(start, start + 1000).map((outboxId) => ({
+        name: definition.name,
+        data: { outboxId, series: 0 },
+        opts: {
+          jobId: `callback-${outboxId}`,
+          attempts: definition.attempts,
+          backoff: definition.backoff,
+          removeOnComplete: { count: 1000 },
+          removeOnFail: { count: 5000 },
+        },
+      }))
+    )
+  }
+
+  const worker = startWorker(
+    {
+      ...webEnv,
+      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+      // Trusted as a public CA would be (CALLBACK_CA_PATH would build a TLS context per callback).
+      NODE_EXTRA_CA_CERTS: tls.certPath,
+    },
+    workerArgs
+  )
+  const workerRss = new RssWatch(worker)
+  const deadline = Date.now() + Math.max(60_000, CALLBACKS * 2)
+  let started = false
+  try {
+    while (received.length < CALLBACKS && Date.now() < deadline) {
+      if (!started && received.length > 0) {
+        workerRss.start()
+        started = true
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  } finally {
+    const peak = started ? workerRss.stop() : workerRss.now()
+    await worker.stop()
+    receiver.close()
+    receiver.closeAllConnections()
+    const delivered = await db
+      .from('callback_outbox')
+      .where('state', 'delivered')
+      .count('* as total')
+      .first()
+    const count = received.length
+    const seconds = count > 1 ? (received[count - 1] - received[0]) / 1000 : 0
+    const rate = seconds > 0 ? (count - 1) / seconds : 0
+    console.log(
+      `callbacks: ${count} received in ${seconds.toFixed(1)} s, ${Number(delivered?.total ?? 0)} rows delivered, ${rate.toFixed(0)}/s, worker peak ${mib(peak)} MiB`
+    )
+    if (count === 0) failed = true
+    rows.push({
+      measure: `callbacks delivered to a local HTTPS receiver (${CALLBACKS.toLocaleString('en')} queued, 1 worker)`,
+      processes: '-',
+      figure: rate,
+      unit: 'callbacks/s',
+      workerRss: `${mib(peak)} MiB`,
+      target: '≥ 2,000/s',
+      met: rate >= 2000 && count === CALLBACKS,
+      note: count < CALLBACKS ? `only ${count} of ${CALLBACKS} received in time` : undefined,
+    })
+  }
+}
+
+async function keyPem() {
+  const { readFile } = await import('node:fs/promises')
+  return readFile(tls.keyPath, 'utf8')
+}
+
+/* --- data ---------------------------------------------------------------------------- */
+
+async function tableExists(name: string) {
+  const [found] = await db.rawQuery('SHOW TABLES LIKE ?', [name])
+  return found.length > 0
+}
+
+/** No payment orders (nor slot and counter rows): the "empty table" of the create-transfer figure. */
+async function emptyPaymentOrders() {
+  await db.transaction(async (trx) => {
+    await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
+    await trx.rawQuery('DELETE FROM payment_orders')
+    await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
+  })
+  for (const table of USAGE_TABLES) {
+    if (await tableExists(table)) await db.from(table).delete()
+  }
+}
+
+/**
+ * `count` payment orders of today on the bench account, in bulk INSERTs (one
+ * INSERT … SELECT per 50,000 from MariaDB's sequence engine): 5 % still open
+ * with their own transfer_amount slot, 70 % paid and settled, 25 % expired.
+ */
+async function seedOrdersOfTheDay(count: number) {
+  const started = performance.now()
+  const prefix = merchant.orderPrefix
+  for (let from = 1; from <= count; from += 50_000) {
+    const to = Math.min(count, from + 49_999)
+    await db.rawQuery(
+      `INSERT INTO payment_orders
+         (platform_order_id, uuid, merchant_id, merchant_order_id, payment_type, channel,
+          deposit_account_id, amount, transfer_amount, slot_amount, customer_bank,
+          customer_account_name, customer_account_no, status, awaiting_review, error_reason,
+          order_at, expire_at, paid_at, settled_at, created_at, updated_at)
+       SELECT CONCAT(?, 'P', DATE_FORMAT(UTC_TIMESTAMP(), '%Y%m%d'), 'S', LPAD(seq, 11, '0')),
+              UUID(), ?, CONCAT('SEED', seq), 'TRANSFER', 'transfer', ?,
+              amount, amount,
+              IF(seq % 20 = 0, 30000000 + seq * 10, NULL),
+              'SCB', 'Customer', '1234567890',
+              CASE WHEN seq % 20 = 0 THEN 'open' WHEN seq % 4 = 1 THEN 'error' ELSE 'settled_paid' END,
+              0,
+              IF(seq % 20 <> 0 AND seq % 4 = 1, 'expired', NULL),
+              at, IF(seq % 20 = 0, UTC_TIMESTAMP(3) + INTERVAL 15 MINUTE, at + INTERVAL 15 MINUTE),
+              IF(seq % 20 <> 0 AND seq % 4 <> 1, at + INTERVAL 2 MINUTE, NULL),
+              IF(seq % 20 <> 0 AND seq % 4 <> 1, at + INTERVAL 32 MINUTE, NULL),
+              at, at
+         FROM (SELECT seq,
+                      10000 + (seq * 37) % 500000 AS amount,
+                      IF(seq % 20 = 0, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,
+                         UTC_TIMESTAMP(3) - INTERVAL (seq % 14400) SECOND) AS at
+                 FROM seq_${from}_to_${to}) AS seeded`,
+      [prefix, merchant.id, account.id]
+    )
+  }
+  // What the create path keeps beside the orders follows them, as if they had come through the API:
+  // a free slot row for every amount handed out, then the counters and held slots recounted.
+  if (await tableExists('deposit_slots')) {
+    await db.rawQuery(
+      `INSERT IGNORE INTO deposit_slots (deposit_account_id, slot_amount, held)
+       SELECT deposit_account_id, transfer_amount, 0 FROM payment_orders WHERE status <> 'open'`
+    )
+    const fix = await captureChild(
+      ['ace.js', 'deposit-usage:verify', '--fix', '--json'],
+      BUILD,
+      gatewayEnv(webEnv)
+    )
+    if (!fix.stdout.includes('"drifts"')) {
+      console.error(`deposit-usage:verify --fix did not answer:\n${fix.stdout}${fix.stderr}`)
+    }
+  }
+  console.log(
+    `seeded ${count} orders of the day in ${((performance.now() - started) / 1000).toFixed(1)} s`
+  )
+  return count
+}
+
+async function deleteQueueKeys() {
+  const redis = queueConnection()
+  if (redis.status === 'wait') await redis.connect()
+  else if (redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve))
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(
+      cursor,
+      'MATCH',
+      `${process.env.QUEUE_PREFIX}*`,
+      'COUNT',
+      1000
+    )
+    cursor = next
+    if (keys.length > 0) await redis.del(...keys)
+  } while (cursor !== '0')
+}
+
+/** `node build/ace.js ledger:verify --json` against the bench database after the withdrawals. */
+async function verifyLedger() {
+  const output = await captureChild(
+    ['ace.js', 'ledger:verify', '--json'],
+    BUILD,
+    gatewayEnv(webEnv)
+  )
+  const line = output.stdout.split('\n').find((text) => text.startsWith('{'))
+  const result = line ? JSON.parse(line) : undefined
+  const ok = output.code === 0 && result?.ok === true
+  console.log(
+    `ledger:verify: ${ok ? `green (${result.transactions} transactions, ${result.merchants} merchants)` : `RED ${output.stdout}${output.stderr}`}`
+  )
+  if (!ok) failed = true
+  rows.push({
+    measure: 'ledger:verify after the withdrawals',
+    processes: '-',
+    figure: undefined,
+    unit: ok ? 'green' : 'red',
+    target: 'green',
+    met: ok,
+    note: result ? `${result.transactions} transactions, no drift` : undefined,
+  })
+}
+
+/* --- children ------------------------------------------------------------------------ */
+
+async function runImportBenchmark(lines: number, orders: number) {
+  const output = await captureChild(
+    ['--import', '@poppinss/ts-exec', 'bench/statement_import.ts'],
+    ROOT,
+    { ...process.env, LINES: String(lines), ORDERS: String(orders) },
+    true
+  )
+  if (output.code !== 0) {
+    console.error(`statement import exited with status ${output.code}:\n${output.stderr}`)
+    failed = true
+  }
+  return output.stdout
+}
+
+function captureChild(args: string[], cwd: string, env: NodeJS.ProcessEnv, echo = false) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+      if (echo) process.stdout.write(`  ${chunk}`)
+    })
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.on('exit', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/* --- output -------------------------------------------------------------------------- */
+
+function describe(result: LoadResult) {
+  const statuses = Object.entries(result.statuses)
+    .map(([code, total]) => `${total} × ${code}`)
+    .join(', ')
+  return `${result.perSecond.toFixed(0)} req/s answered 200, p50 ${result.p50} ms, p99 ${result.p99} ms (${statuses}${result.errors ? `, ${result.errors} errors` : ''})`
+}
+
+function refusalNote(result: LoadResult) {
+  if (result.ok === result.requests && result.errors === 0) return undefined
+  const refused = result.requests - result.ok
+  return `${refused} not 200${result.errors ? `, ${result.errors} errors` : ''}${result.refusals[0] ? `: ${result.refusals[0].slice(0, 120)}` : ''}`
+}
+
+function printTable() {
+  const number = (value: number | undefined, digits = 0) =>
+    value === undefined || Number.isNaN(value)
+      ? '-'
+      : value.toLocaleString('en', { maximumFractionDigits: digits })
+  console.log('')
+  console.log(
+    '| Measure | Web processes | Figure | Baseline | Ratio | p50 / p99 | Web RSS | Worker RSS | Target | Met |'
+  )
+  console.log('|---|---|---|---|---|---|---|---|---|---|')
+  for (const row of rows) {
+    const ratio =
+      row.baseline && row.figure !== undefined
+        ? `${((row.figure / row.baseline) * 100).toFixed(0)} %`
+        : '-'
+    const latency = row.p50 !== undefined ? `${row.p50} / ${row.p99} ms` : '-'
+    const met = row.met === undefined ? '-' : row.met ? 'yes' : '**no**'
+    const figure = row.figure === undefined ? row.unit : `${number(row.figure)} ${row.unit}`
+    const baseline = row.baseline === undefined ? '-' : `${number(row.baseline)} req/s`
+    console.log(
+      `| ${row.measure}${row.note ? ` (${row.note})` : ''} | ${row.processes} | ${figure} | ${baseline} | ${ratio} | ${latency} | ${row.webRss ?? '-'} | ${row.workerRss ?? '-'} | ${row.target} | ${met} |`
+    )
+  }
+}
