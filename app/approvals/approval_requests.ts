@@ -78,6 +78,32 @@ export interface OpenRequest {
 }
 
 /**
+ * The direct form of an approvable action, in the caller's transaction:
+ * refused while a request of the same kind waits on the target (even below
+ * the threshold: the pending decision comes first); above the platform's
+ * four-eyes threshold the request is opened instead of acting; otherwise
+ * `run` acts. Every approvable action goes through here.
+ */
+export async function actOrRequestApproval<Result>(
+  trx: TransactionClientContract,
+  open: OpenRequest & {
+    threshold: number | null
+    amount: number
+    /** The form field a pending-request refusal belongs to. */
+    field?: string | null
+    run: () => Promise<Result>
+  }
+): Promise<{ request: ApprovalRequest; result: null } | { request: null; result: Result }> {
+  const { approvableAction } = await registry()
+  const live = await livePendingRequest(trx, approvableAction(open.action).kind, open.target)
+  if (live) throw pendingRefusal(live, open.field ?? null)
+  if (needsFourEyes(open.threshold, open.amount)) {
+    return { request: await openApprovalRequest(trx, open), result: null }
+  }
+  return { request: null, result: await open.run() }
+}
+
+/**
  * Opens a four-eyes request in the caller's transaction, instead of acting:
  * refused while a live request holds the same target and kind (the unique
  * pending_key also stops two opened at once), then the action's `opened`

@@ -9,12 +9,7 @@ import Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
-import {
-  livePendingRequest,
-  needsFourEyes,
-  openApprovalRequest,
-  pendingRefusal,
-} from '#approvals/approval_requests'
+import { actOrRequestApproval } from '#approvals/approval_requests'
 import { transitionPayment } from '#payments/payment_state'
 import {
   decisionComment,
@@ -93,22 +88,21 @@ export async function markPaymentPaid(
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const prepared = await prepareMarkPaid(trx, data, actor)
-      const live = await livePendingRequest(trx, 'mark_paid', prepared.target)
-      if (live) throw pendingRefusal(live, 'platform_order_id')
-
-      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.order.amount)) {
-        const request = await openApprovalRequest(trx, {
-          action: 'payment.mark_paid',
-          target: prepared.target,
-          input: data,
-          prepared,
-          actor,
-          reason: { code: data.reason_code, comment: data.comment },
-        })
-        return { outcome: 'approval_requested' as const, order: prepared.order, request }
-      }
-      await runMarkPaid(trx, prepared, data, { actor, request: null })
-      return { outcome: 'paid' as const, order: prepared.order, request: null }
+      const { request } = await actOrRequestApproval(trx, {
+        action: 'payment.mark_paid',
+        target: prepared.target,
+        input: data,
+        prepared,
+        actor,
+        reason: { code: data.reason_code, comment: data.comment },
+        threshold: prepared.platform.fourEyesThreshold,
+        amount: prepared.order.amount,
+        field: 'platform_order_id',
+        run: () => runMarkPaid(trx, prepared, data, { actor, request: null }),
+      })
+      return request
+        ? { outcome: 'approval_requested' as const, order: prepared.order, request }
+        : { outcome: 'paid' as const, order: prepared.order, request: null }
     })
   )
 }

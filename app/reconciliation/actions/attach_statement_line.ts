@@ -8,9 +8,8 @@ import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import type { RunContext } from '#approvals/approvable_actions'
 import {
+  actOrRequestApproval,
   livePendingRequest,
-  needsFourEyes,
-  openApprovalRequest,
   pendingRefusal,
 } from '#approvals/approval_requests'
 import { runMarkPaid } from '#payments/actions/mark_payment_paid'
@@ -28,7 +27,6 @@ import { formatAmount, rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
   assertDecidable,
-  assertNoPendingRequest,
   LINE_ID_MESSAGES,
   lineTarget,
   lockLine,
@@ -92,16 +90,18 @@ export async function attachStatementLine(
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const prepared = await prepareAttachLine(trx, data, actor)
-      await assertNoPendingRequest(trx, prepared.line)
-      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.line.amount)) {
-        const request = await openApprovalRequest(trx, {
-          action: 'statement_line.attach',
-          target: prepared.target,
-          input: data,
-          prepared,
-          actor,
-          reason: { code: data.reason_code, comment: data.comment },
-        })
+      const { request, result } = await actOrRequestApproval(trx, {
+        action: 'statement_line.attach',
+        target: prepared.target,
+        input: data,
+        prepared,
+        actor,
+        reason: { code: data.reason_code, comment: data.comment },
+        threshold: prepared.platform.fourEyesThreshold,
+        amount: prepared.line.amount,
+        run: () => runAttachLine(trx, prepared, data, { actor, request: null }),
+      })
+      if (request) {
         return {
           outcome: 'approval_requested' as const,
           lineId: prepared.line.id,
@@ -109,7 +109,6 @@ export async function attachStatementLine(
           request,
         }
       }
-      const result = await runAttachLine(trx, prepared, data, { actor, request: null })
       return {
         outcome: result.outcome,
         lineId: prepared.line.id,

@@ -6,7 +6,7 @@ import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import type { RunContext } from '#approvals/approvable_actions'
-import { needsFourEyes, openApprovalRequest } from '#approvals/approval_requests'
+import { actOrRequestApproval } from '#approvals/approval_requests'
 import { lockMerchant } from '#merchants/merchant_rules'
 import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
@@ -16,7 +16,6 @@ import { rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
   assertDecidable,
-  assertNoPendingRequest,
   LINE_ID_MESSAGES,
   lineTarget,
   lockLine,
@@ -79,16 +78,18 @@ export async function creditMerchantFromLine(
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const prepared = await prepareCreditLine(trx, data, actor)
-      await assertNoPendingRequest(trx, prepared.line)
-      if (needsFourEyes(prepared.platform.fourEyesThreshold, prepared.line.amount)) {
-        const request = await openApprovalRequest(trx, {
-          action: 'statement_line.credit_merchant',
-          target: prepared.target,
-          input: data,
-          prepared,
-          actor,
-          reason: { code: data.reason_code, comment: data.comment },
-        })
+      const { request, result } = await actOrRequestApproval(trx, {
+        action: 'statement_line.credit_merchant',
+        target: prepared.target,
+        input: data,
+        prepared,
+        actor,
+        reason: { code: data.reason_code, comment: data.comment },
+        threshold: prepared.platform.fourEyesThreshold,
+        amount: prepared.line.amount,
+        run: () => runCreditLine(trx, prepared, data, { actor, request: null }),
+      })
+      if (request) {
         return {
           outcome: 'approval_requested' as const,
           lineId: prepared.line.id,
@@ -96,7 +97,6 @@ export async function creditMerchantFromLine(
           request,
         }
       }
-      const result = await runCreditLine(trx, prepared, data, { actor, request: null })
       return {
         outcome: 'credited' as const,
         lineId: prepared.line.id,
