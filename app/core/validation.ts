@@ -1,6 +1,6 @@
 import vine, { errors as vineErrors, SimpleMessagesProvider } from '@vinejs/vine'
 import type { FieldContext } from '@vinejs/vine/types'
-import { formatAmount, parseAmount } from '#core/money'
+import { parseAmount } from '#core/money'
 
 /** One problem with an operator's input or request, named by its field (null: the whole). */
 export interface FieldError {
@@ -133,7 +133,3 @@ export const onOff = vine.createRule((value, _options, field: FieldContext) => {
   if (['off', 'false', 'no', '0'].includes(text)) return field.mutate(false, field)
   field.report(`${field.name} must be on or off`, 'on_off', field)
 })
-
-export function describeAmount(satang: number | null) {
-  return satang === null ? 'unlimited' : formatAmount(satang)
-}
