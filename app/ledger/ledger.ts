@@ -58,16 +58,8 @@ export async function postLedgerTransaction(
 
   // Projection first: it locks the merchant's balance row early and fails fast
   // (before any insert) when a guarded account would go negative.
-  const deltas = new Map<number, Record<string, number>>()
-  for (const leg of posting.legs) {
-    if ('merchantId' in leg) {
-      const row = deltas.get(leg.merchantId) ?? {}
-      const column = MERCHANT_ACCOUNTS[leg.account]
-      row[column] = (row[column] ?? 0) + leg.amount
-      deltas.set(leg.merchantId, row)
-    }
-  }
-  for (const [merchantId, columns] of [...deltas.entries()].sort(([a], [b]) => a - b)) {
+  const deltas = projectionDeltas([posting])
+  for (const [merchantId, columns] of deltas) {
     await applyProjection(trx, merchantId, columns, posting.nonNegative ?? [])
   }
 
@@ -77,36 +69,136 @@ export async function postLedgerTransaction(
     ;[transactionId] = await trx
       .insertQuery()
       .table('ledger_transactions')
-      .insert({
-        kind: posting.kind,
-        reference_type: posting.reference?.type ?? null,
-        reference_id: posting.reference?.id ?? null,
-        idempotency_key: idempotencyKey,
-        description: posting.description ?? null,
-        created_at: new Date(),
-      })
+      .insert(transactionRow(posting, idempotencyKey, new Date()))
   } catch (error) {
     if (idempotencyKey && isDuplicateKey(error)) throw new DuplicatePostingError(idempotencyKey)
     throw error
   }
 
-  const keys = posting.legs.map((leg) =>
-    'merchantId' in leg
-      ? { owner: String(leg.merchantId), code: leg.account as string }
-      : { owner: GATEWAY_OWNER, code: leg.gateway as string }
+  const accountIds = await resolveAccountIds(trx, uniqueKeys(posting.legs.map(legKey)))
+  await trx
+    .insertQuery()
+    .table('ledger_entries')
+    .multiInsert(entryRows(posting, Number(transactionId), accountIds))
+  return Number(transactionId)
+}
+
+/**
+ * Many postings at once, inside the caller's database transaction, each
+ * exactly as `postLedgerTransaction` would write it (the same validation,
+ * idempotency keys, transaction rows and entries) but in a fixed number of
+ * statements whatever their number: one projection UPDATE per merchant (the
+ * postings' deltas summed, in merchant id order), one multi-row INSERT of
+ * the transactions, one account lookup, one multi-row INSERT of the entries.
+ * A guarded account (nonNegative) must not go below zero by the postings'
+ * sum; all or nothing, so no intermediate state is ever committed. Every
+ * posting needs an idempotency key (a reference, or its own key): a key
+ * already posted throws DuplicatePostingError and the caller's transaction
+ * must roll back. Returns the transaction ids in the postings' order.
+ */
+export async function postLedgerTransactions(
+  trx: TransactionClientContract,
+  postings: LedgerPosting[]
+): Promise<number[]> {
+  if (postings.length === 0) return []
+  const keys: string[] = []
+  for (const posting of postings) {
+    validate(posting)
+    const key = idempotencyKeyOf(posting)
+    if (!key) throw new LedgerImbalanceError(`A bulk posting of "${posting.kind}" needs a key`)
+    keys.push(key)
+  }
+  if (new Set(keys).size !== keys.length) {
+    throw new DuplicatePostingError(keys.find((key, index) => keys.indexOf(key) !== index)!)
+  }
+
+  const guarded = new Set(postings.flatMap((posting) => posting.nonNegative ?? []))
+  for (const [merchantId, columns] of projectionDeltas(postings)) {
+    await applyProjection(trx, merchantId, columns, [...guarded])
+  }
+
+  const now = new Date()
+  const rows = postings.map((posting, index) => transactionRow(posting, keys[index], now))
+  const columns = Object.keys(rows[0])
+  let inserted: Array<{ id: number | string; idempotency_key: string }>
+  try {
+    ;[inserted] = await trx.rawQuery(
+      `INSERT INTO ledger_transactions (${columns.join(', ')}) VALUES ${rows
+        .map(() => `(${columns.map(() => '?').join(', ')})`)
+        .join(', ')} RETURNING id, idempotency_key`,
+      rows.flatMap((row) => Object.values(row)) as any[]
+    )
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error
+    const posted = await trx
+      .from('ledger_transactions')
+      .whereIn('idempotency_key', keys)
+      .select('idempotency_key')
+      .first()
+    throw new DuplicatePostingError(posted?.idempotency_key ?? keys[0])
+  }
+  const idByKey = new Map(inserted.map((row) => [row.idempotency_key, Number(row.id)]))
+
+  const accountIds = await resolveAccountIds(
+    trx,
+    uniqueKeys(postings.flatMap((posting) => posting.legs.map(legKey)))
   )
-  const accountIds = await resolveAccountIds(trx, keys)
-  const entries = []
-  for (const [index, leg] of posting.legs.entries()) {
-    const { owner, code } = keys[index]
-    entries.push({
+  const ids = keys.map((key) => idByKey.get(key)!)
+  await trx
+    .insertQuery()
+    .table('ledger_entries')
+    .multiInsert(postings.flatMap((posting, index) => entryRows(posting, ids[index], accountIds)))
+  return ids
+}
+
+/** The merchant_balances deltas of postings: merchant → column → sum, in merchant id order. */
+function projectionDeltas(postings: LedgerPosting[]) {
+  const deltas = new Map<number, Record<string, number>>()
+  for (const posting of postings) {
+    for (const leg of posting.legs) {
+      if ('merchantId' in leg) {
+        const row = deltas.get(leg.merchantId) ?? {}
+        const column = MERCHANT_ACCOUNTS[leg.account]
+        row[column] = (row[column] ?? 0) + leg.amount
+        deltas.set(leg.merchantId, row)
+      }
+    }
+  }
+  return [...deltas.entries()].sort(([a], [b]) => a - b)
+}
+
+function transactionRow(posting: LedgerPosting, idempotencyKey: string | null, now: Date) {
+  return {
+    kind: posting.kind,
+    reference_type: posting.reference?.type ?? null,
+    reference_id: posting.reference?.id ?? null,
+    idempotency_key: idempotencyKey,
+    description: posting.description ?? null,
+    created_at: now,
+  }
+}
+
+/** The ledger account a leg moves: a merchant's, or the gateway's. */
+function legKey(leg: LedgerLeg) {
+  return 'merchantId' in leg
+    ? { owner: String(leg.merchantId), code: leg.account as string }
+    : { owner: GATEWAY_OWNER, code: leg.gateway as string }
+}
+
+function uniqueKeys(keys: Array<{ owner: string; code: string }>) {
+  return [...new Map(keys.map((key) => [`${key.owner}:${key.code}`, key])).values()]
+}
+
+/** One ledger_entries row per leg, in the legs' order. */
+function entryRows(posting: LedgerPosting, transactionId: number, accountIds: Map<string, number>) {
+  return posting.legs.map((leg) => {
+    const { owner, code } = legKey(leg)
+    return {
       transaction_id: transactionId,
       account_id: accountIds.get(`${owner}:${code}`)!,
       amount: leg.amount,
-    })
-  }
-  await trx.insertQuery().table('ledger_entries').multiInsert(entries)
-  return Number(transactionId)
+    }
+  })
 }
 
 function idempotencyKeyOf(posting: LedgerPosting): string | null {
@@ -245,3 +337,4 @@ async function resolveAccountIds(
   remember(await lookup(true))
   return found
 }
+

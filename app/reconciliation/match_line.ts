@@ -8,7 +8,6 @@ import type {
 } from '@adonisjs/lucid/types/querybuilder'
 import PaymentOrder from '#payments/models/payment_order'
 import PayoutOrder from '#payouts/models/payout_order'
-import { transitionPayment } from '#payments/payment_state'
 import PaymentSlip from '#slips/models/payment_slip'
 import { slipReviewSnapshot } from '#slips/slip_review'
 import { clearAssignment } from '#review/assignments'
@@ -17,6 +16,7 @@ import { SYSTEM } from '#core/actor'
 import { completePayout } from '#payouts/actions/complete_payout'
 import { isPlatformOrderId } from '#core/order_ids'
 import { withDeadlockRetry } from '#core/db_retry'
+import { takePayment, writePayments, type LinePayment } from '#reconciliation/line_payments'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
@@ -311,10 +311,11 @@ export async function matchStatementLine(lineId: number): Promise<MatchResult> {
  * first (a line judged by someone else meanwhile is `skipped`), then the
  * orders they could pay (`findCandidates` with lock), so the rules decide on
  * rows nobody else can change until the commit: an order paid or expired by
- * another path since the caller last looked is judged as it is now. Each
- * paid order's transition, ledger posting, order event and callback outbox
- * row commit with its line's status. A deadlock rolls the whole attempt
- * back; running it again is safe.
+ * another path since the caller last looked is judged as it is now. The
+ * orders the lines pay are written together (line_payments.ts: their
+ * postings, slots, callback rows, states and events in a few statements) and
+ * commit with their lines' status. A deadlock rolls the whole attempt back;
+ * running it again is safe.
  */
 export async function matchLines(lineIds: number[]): Promise<Map<number, MatchResult>> {
   return withDeadlockRetry(() =>
@@ -345,18 +346,21 @@ export async function settleLines(
   const candidates = await findCandidates(trx, lines, { lock: true })
   const verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }> = []
   const paid: Array<{ line: LineRow; order: PaymentOrder }> = []
+  const payments: LinePayment[] = []
   for (const line of lines) {
     const judgement = judgeLine(line, candidates)
     if ('payout' in judgement) {
       await settlePayoutLine(trx, line, judgement.payout)
     } else if (judgement.result === 'matched') {
-      await payPaymentLine(trx, line, judgement.order)
+      // Paid in memory now (the next line finds it so), written below with the others.
+      payments.push(takePayment(line, judgement.order))
       paid.push({ line, order: judgement.order })
     } else {
       verdicts.push({ id: line.id, status: judgement.result, note: judgement.note })
     }
     results.set(line.id, judgement.result)
   }
+  await writePayments(trx, payments)
   await markMatched(
     trx,
     paid.map(({ line, order }) => ({ lineId: line.id, orderType: 'payment', orderId: order.id }))
@@ -364,20 +368,6 @@ export async function settleLines(
   await setLines(trx, verdicts)
   await closeSlipsPaidByStatement(trx, paid)
   return results
-}
-
-async function payPaymentLine(trx: TransactionClientContract, line: LineRow, order: PaymentOrder) {
-  // Paid by the bank itself: nothing is left for an operator to review.
-  const wasAwaitingReview = order.awaitingReview
-  order.awaitingReview = false
-  await transitionPayment(trx, order, {
-    to: 'unsettled_paid',
-    actor: SYSTEM,
-    reason: wasAwaitingReview
-      ? `statement line ${line.id}; no longer under review`
-      : `statement line ${line.id}`,
-    paidAt: DateTime.fromJSDate(line.line_at),
-  })
 }
 
 /**
@@ -453,21 +443,30 @@ async function markMatched(
   )
 }
 
-/** Gives lines their verdicts in one UPDATE; returns how many were still new. */
+/**
+ * Gives lines their verdicts, one UPDATE per distinct verdict and note (most
+ * lines share one: "no open order"); returns how many were still new.
+ */
 export async function setLines(
   client: QueryClientContract,
   verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }>
 ) {
-  if (verdicts.length === 0) return 0
-  const when = verdicts.map(() => 'WHEN ? THEN ?').join(' ')
-  const [result] = await client.rawQuery(
-    `UPDATE statement_lines SET status = CASE id ${when} END, note = CASE id ${when} END
-       WHERE id IN (${verdicts.map(() => '?').join(', ')}) AND status = 'new'`,
-    [
-      ...verdicts.flatMap((verdict) => [verdict.id, verdict.status]),
-      ...verdicts.flatMap((verdict) => [verdict.id, verdict.note.slice(0, 255)]),
-      ...verdicts.map((verdict) => verdict.id),
-    ]
-  )
-  return Number(result.affectedRows)
+  const groups = new Map<string, { status: string; note: string; ids: number[] }>()
+  for (const verdict of verdicts) {
+    const note = verdict.note.slice(0, 255)
+    const name = `${verdict.status}|${note}`
+    const group = groups.get(name) ?? { status: verdict.status, note, ids: [] }
+    group.ids.push(verdict.id)
+    groups.set(name, group)
+  }
+  let changed = 0
+  for (const { status, note, ids } of groups.values()) {
+    const [result] = await client.rawQuery(
+      `UPDATE statement_lines SET status = ?, note = ?
+         WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'new'`,
+      [status, note, ...ids]
+    )
+    changed += Number(result.affectedRows)
+  }
+  return changed
 }

@@ -31,7 +31,7 @@ export interface ImportSummary {
  * settled per transaction. Tests lower them to cross batch borders with few
  * lines.
  */
-export const statementBatching = { lines: 1000, linesPerTransaction: 100 }
+export const statementBatching = { lines: 1000, linesPerTransaction: 1000 }
 
 /**
  * Stores a parsed statement of one deposit account in the caller's
@@ -84,46 +84,64 @@ export async function storeStatement(
     'created_at',
   ]
   const row = `(${columns.map(() => '?').join(', ')})`
-  const flush = async () => {
-    if (batch.length === 0) return
+  const insert = async (rows: typeof batch) => {
     const [result] = await trx.rawQuery(
-      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${batch.map(() => row).join(', ')}`,
-      batch.flat() as any[]
+      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${rows.map(() => row).join(', ')}`,
+      rows.flat() as any[]
     )
     newLines += Number(result.affectedRows)
+  }
+  // One INSERT runs while the next batch is parsed; at most two batches are held.
+  let inserting: Promise<void> = Promise.resolve()
+  const flush = async () => {
+    if (batch.length === 0) return
+    const rows = batch
     batch = []
+    await inserting
+    inserting = insert(rows)
+    // Failing now or when awaited: never unhandled meanwhile.
+    inserting.catch(() => {})
   }
-  for await (const line of statement.lines) {
-    lineCount++
-    const lineKey = [
-      line.lineAt.toISOString(),
-      line.direction,
-      line.amount,
-      line.reference ?? '',
-      line.description,
-    ].join('|')
-    const occurrence = (seen.get(lineKey) ?? 0) + 1
-    seen.set(lineKey, occurrence)
-    batch.push([
-      account.id,
-      importId,
-      createHash('sha256').update(`${account.id}|${lineKey}|${occurrence}`).digest('hex'),
-      line.lineAt,
-      line.direction,
-      line.amount,
-      line.reference,
-      line.description,
-      'new',
-      new Date(),
-    ])
-    if (batch.length >= statementBatching.lines) await flush()
+  try {
+    await parseAndQueue()
+    await flush()
+  } finally {
+    await inserting.catch(() => {})
   }
-  await flush()
+  await inserting
   await trx
     .from('statement_imports')
     .where('id', importId)
     .update({ line_count: lineCount, new_lines: newLines })
   return { importId: Number(importId), newLines, lines: lineCount }
+
+  async function parseAndQueue() {
+    for await (const line of statement.lines) {
+      lineCount++
+      const lineKey = [
+        line.lineAt.toISOString(),
+        line.direction,
+        line.amount,
+        line.reference ?? '',
+        line.description,
+      ].join('|')
+      const occurrence = (seen.get(lineKey) ?? 0) + 1
+      seen.set(lineKey, occurrence)
+      batch.push([
+        account.id,
+        importId,
+        createHash('sha256').update(`${account.id}|${lineKey}|${occurrence}`).digest('hex'),
+        line.lineAt,
+        line.direction,
+        line.amount,
+        line.reference,
+        line.description,
+        'new',
+        new Date(),
+      ])
+      if (batch.length >= statementBatching.lines) await flush()
+    }
+  }
 }
 
 /**

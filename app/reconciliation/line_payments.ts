@@ -1,0 +1,147 @@
+import { DateTime } from 'luxon'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import Merchant from '#merchants/models/merchant'
+import type PaymentOrder from '#payments/models/payment_order'
+import { assertPaymentTransition, IllegalTransitionError } from '#payments/payment_state'
+import { writePaymentCallback } from '#callbacks/outbox'
+import { postLedgerTransactions } from '#ledger/ledger'
+import { paymentPaidPosting } from '#ledger/order_postings'
+import { OrderEvent } from '#core/order_events'
+import { SYSTEM } from '#core/actor'
+
+/**
+ * Payment orders paid by statement lines, many in one transaction: what
+ * `transitionPayment` does for open → unsettled_paid, for every order at
+ * once, in a fixed number of statements (plus the callback rows).
+ *
+ * `takePayment` decides one order as soon as the rules have matched its line
+ * (the state table must allow it) and changes the order in memory, as a
+ * transition does: the next line of the batch judged against it finds it paid
+ * and its transfer_amount slot gone. `writePayments` then writes them all in
+ * the caller's transaction, with the orders locked by the caller: the
+ * `payment_paid` postings (`paymentPaidPosting`, the ledger's rule, through
+ * `postLedgerTransactions`), the slots released, each order's PAID callback
+ * row, the orders' new state and their events. Nothing is written twice: a
+ * posting key or a callback row already there, or an order no longer open,
+ * fails or skips as in the one-order path, and the caller rolls back.
+ */
+export interface LinePayment {
+  lineId: number
+  order: PaymentOrder
+  /** The amount the order held as its slot, released when written. */
+  slotAmount: number | null
+  paidAt: DateTime
+  reason: string
+}
+
+/** Pays `order` in memory for the statement line: the transition is checked here. */
+export function takePayment(line: { id: number; line_at: Date }, order: PaymentOrder): LinePayment {
+  assertPaymentTransition(order, 'unsettled_paid')
+  // A frozen order is never matched by a line: only open → unsettled_paid posts the payment.
+  if (order.status !== 'open') throw new IllegalTransitionError(order.status, 'unsettled_paid')
+  // Paid by the bank itself: nothing is left for an operator to review.
+  const payment: LinePayment = {
+    lineId: line.id,
+    order,
+    slotAmount: order.slotAmount,
+    paidAt: DateTime.fromJSDate(line.line_at),
+    reason: order.awaitingReview
+      ? `statement line ${line.id}; no longer under review`
+      : `statement line ${line.id}`,
+  }
+  order.awaitingReview = false
+  order.status = 'unsettled_paid'
+  order.slotAmount = null
+  order.paidAt = payment.paidAt
+  return payment
+}
+
+/** Writes the payments `takePayment` decided, in the caller's transaction. */
+export async function writePayments(trx: TransactionClientContract, payments: LinePayment[]) {
+  if (payments.length === 0) return
+  const merchantIds = [...new Set(payments.map(({ order }) => order.merchantId))]
+  const merchants = new Map(
+    (await Merchant.query({ client: trx }).whereIn('id', merchantIds)).map((merchant) => [
+      merchant.id,
+      merchant,
+    ])
+  )
+  const merchantOf = (order: PaymentOrder) => {
+    const merchant = merchants.get(order.merchantId)
+    if (!merchant) throw new Error(`Payment order ${order.id}: no merchant ${order.merchantId}`)
+    return merchant
+  }
+
+  await postLedgerTransactions(
+    trx,
+    payments.map(({ order }) => {
+      const { fee, posting } = paymentPaidPosting(order, merchantOf(order).paymentFeeRateBps)
+      order.fee = fee
+      return posting
+    })
+  )
+  await releaseSlots(trx, payments)
+  for (const { order } of payments) {
+    await writePaymentCallback(trx, order, merchantOf(order), 'PAID')
+  }
+
+  const now = DateTime.utc()
+  const ids = payments.map(({ order }) => order.id)
+  const cases = `CASE id ${payments.map(() => 'WHEN ? THEN ?').join(' ')} END`
+  const [result] = await trx.rawQuery(
+    `UPDATE payment_orders SET status = 'unsettled_paid', awaiting_review = 0, slot_amount = NULL,
+       fee = ${cases}, paid_at = ${cases}, updated_at = ?
+     WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'open'`,
+    [
+      ...payments.flatMap(({ order }) => [order.id, order.fee!]),
+      ...payments.flatMap(({ order, paidAt }) => [order.id, paidAt.toJSDate()]),
+      now.toJSDate(),
+      ...ids,
+    ]
+  )
+  // The caller holds the orders locked and found them open.
+  if (Number(result.affectedRows) !== payments.length) {
+    throw new Error(`Paid ${result.affectedRows} of ${payments.length} orders: not all were open`)
+  }
+  for (const { order } of payments) order.updatedAt = now
+
+  await trx
+    .insertQuery()
+    .table(OrderEvent.table)
+    .multiInsert(
+      payments.map(({ order, reason }) => ({
+        order_type: 'payment',
+        order_id: order.id,
+        from_status: 'open',
+        to_status: 'unsettled_paid',
+        actor: SYSTEM.name,
+        reason: reason.slice(0, 255),
+        created_at: now.toJSDate(),
+      }))
+    )
+}
+
+/**
+ * Frees the transfer_amount slots the paid orders held: `releaseSlot`
+ * (app/payments/deposit_slots.ts) for many amounts, one UPDATE per deposit
+ * account instead of one per order.
+ */
+async function releaseSlots(trx: TransactionClientContract, payments: LinePayment[]) {
+  const byAccount = new Map<number, number[]>()
+  for (const { order, slotAmount } of payments) {
+    if (slotAmount === null) continue
+    const amounts = byAccount.get(order.depositAccountId) ?? []
+    amounts.push(slotAmount)
+    byAccount.set(order.depositAccountId, amounts)
+  }
+  for (const [accountId, amounts] of [...byAccount.entries()].sort(([a], [b]) => a - b)) {
+    await trx
+      .from('deposit_slots')
+      .where('deposit_account_id', accountId)
+      .whereIn(
+        'slot_amount',
+        amounts.sort((a, b) => a - b)
+      )
+      .update({ held: false })
+  }
+}
