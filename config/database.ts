@@ -40,28 +40,47 @@ const knexLog = {
   debug: (message: unknown) => logger.debug(String(message)),
 }
 
+/**
+ * Every session is strict, whatever the server's default: a value a column
+ * cannot hold fails the statement instead of being stored altered, which the
+ * conditional writes of app/core/sql_batch.ts rely on.
+ */
+const STRICT_SESSION =
+  "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, 'STRICT_TRANS_TABLES')"
+
+/** The pool of statement batches (app/core/sql_batch.ts). */
+export const BATCH_CONNECTION = 'mysql_batched'
+
+const connection = {
+  ...serverConnection,
+  database: databaseName,
+  // Store and read DATETIME columns as UTC regardless of the server zone.
+  timezone: 'Z',
+  dateStrings: false,
+  // BIGINT satang must never pass through a float.
+  supportBigNumbers: true,
+  bigNumberStrings: true,
+  charset: 'utf8mb4',
+}
+
 const dbConfig = defineConfig({
   connection: 'mysql',
   connections: {
     mysql: {
       client: 'mysql2',
-      connection: {
-        ...serverConnection,
-        database: databaseName,
-        // Store and read DATETIME columns as UTC regardless of the server zone.
-        timezone: 'Z',
-        dateStrings: false,
-        // BIGINT satang must never pass through a float.
-        supportBigNumbers: true,
-        bigNumberStrings: true,
-        charset: 'utf8mb4',
-      },
+      connection,
       // A dead server fails a request at once (refused) or after the 2 s
       // connect timeout (no handshake): knex passes a failed connect on to
       // the waiting request. Waiting for a free connection while all 20 are
       // busy is load, not an outage: it ends after 15 s (knex: 60 s), which
       // sheds an overload with 503 before merchants' clients give up.
-      pool: { min: 0, max: 20, acquireTimeoutMillis: 15_000 },
+      pool: {
+        min: 0,
+        max: 20,
+        acquireTimeoutMillis: 15_000,
+        afterCreate: (conn: SessionConnection, done: AfterCreateDone) =>
+          conn.query(STRICT_SESSION, (error) => done(error, conn)),
+      },
       migrations: {
         naturalSort: true,
         paths: ['database/migrations'],
@@ -70,7 +89,34 @@ const dbConfig = defineConfig({
       // Lucid passes this on to knex (its type does not list it).
       ...{ log: knexLog },
     },
+    /**
+     * Statement batches of the hot paths (app/core/sql_batch.ts): the only
+     * pool that accepts several statements in one query. Its sessions are
+     * READ COMMITTED and strict, set once per connection so that a
+     * transaction costs no extra round trip to set them.
+     */
+    [BATCH_CONNECTION]: {
+      client: 'mysql2',
+      // Lucid's type does not list mysql2's multipleStatements.
+      connection: { ...connection, ...{ multipleStatements: true } },
+      pool: {
+        min: 0,
+        max: 20,
+        acquireTimeoutMillis: 15_000,
+        afterCreate: (conn: SessionConnection, done: AfterCreateDone) =>
+          conn.query(
+            `${STRICT_SESSION}; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED`,
+            (error) => done(error, conn)
+          ),
+      },
+      ...{ log: knexLog },
+    },
   },
 })
+
+interface SessionConnection {
+  query(sql: string, callback: (error: Error | null) => void): void
+}
+type AfterCreateDone = (error: Error | null, conn: unknown) => void
 
 export default dbConfig

@@ -2,6 +2,7 @@ import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/actor'
+import { statement } from '#core/sql_batch'
 
 export type OrderType = 'payment' | 'withdraw' | 'settlement'
 
@@ -37,28 +38,41 @@ export class OrderEvent extends BaseModel {
   declare createdAt: DateTime
 }
 
-/** Appends an order's event in the transaction that made the change. */
-export async function recordOrderEvent(
-  trx: TransactionClientContract,
-  event: {
-    orderType: OrderType
-    orderId: number
-    from: string | null
-    to: string
-    actor: Actor
-    reason?: string | null
+interface NewOrderEvent {
+  orderType: OrderType
+  orderId: number
+  from: string | null
+  to: string
+  actor: Actor
+  reason?: string | null
+}
+
+function eventRow(event: NewOrderEvent) {
+  return {
+    orderType: event.orderType,
+    orderId: event.orderId,
+    fromStatus: event.from,
+    toStatus: event.to,
+    actor: event.actor.name,
+    reason: event.reason ? event.reason.slice(0, 255) : null,
   }
-) {
-  await OrderEvent.create(
-    {
-      orderType: event.orderType,
-      orderId: event.orderId,
-      fromStatus: event.from,
-      toStatus: event.to,
-      actor: event.actor.name,
-      reason: event.reason ? event.reason.slice(0, 255) : null,
-    },
-    { client: trx }
+}
+
+/** Appends an order's event in the transaction that made the change. */
+export async function recordOrderEvent(trx: TransactionClientContract, event: NewOrderEvent) {
+  await OrderEvent.create(eventRow(event), { client: trx })
+}
+
+/**
+ * The event of an order created by the statement just before this one in
+ * the same batch (app/core/sql_batch.ts): its id is LAST_INSERT_ID().
+ */
+export function createdOrderEventStatement(event: Omit<NewOrderEvent, 'orderId' | 'from'>) {
+  const row = eventRow({ ...event, orderId: 0, from: null })
+  return statement(
+    `INSERT INTO order_events (order_type, order_id, from_status, to_status, actor, reason, created_at)
+     VALUES (?, LAST_INSERT_ID(), NULL, ?, ?, ?, ?)`,
+    [row.orderType, row.toStatus, row.actor, row.reason, new Date()]
   )
 }
 

@@ -1,36 +1,52 @@
 import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { GatewayError } from '#exceptions/gateway_error'
-import { isDuplicateKey } from '#core/db_retry'
+import { refuseUnless, refusedColumn, runBatch, statement } from '#core/sql_batch'
 
 /** Spec: merchant_order_id is unique per merchant for 7 days (payments; settlements). */
 export const ORDER_ID_WINDOW_DAYS = 7
 
 /**
- * Takes merchant_order_id within `scope` (payments share one; settlements have
- * their own), in the caller's transaction. A concurrent identical
- * insert waits on this transaction's lock of the primary key, then fails as a
- * duplicate (409) if we commit, or goes ahead if we roll back.
+ * The statement that takes merchant_order_id within `scope` (payments share
+ * one; settlements have their own) in the caller's transaction: a new row,
+ * or a reservation past the window taken over. A reservation still inside
+ * the window refuses the statement (see asDuplicateMerchantOrderId). A
+ * concurrent identical statement waits on this transaction's lock of the
+ * primary key, then is refused if we commit, or goes ahead if we roll back.
  */
+export function reserveMerchantOrderIdStatement(
+  merchantId: number,
+  merchantOrderId: string,
+  scope: 'payment' | 'settlement' = 'payment'
+) {
+  const now = new Date()
+  const windowStart = DateTime.fromJSDate(now).minus({ days: ORDER_ID_WINDOW_DAYS }).toJSDate()
+  return statement(
+    `INSERT INTO merchant_order_ids (merchant_id, scope, merchant_order_id, reserved_at)
+     VALUES (?, ?, ?, ?)
+     ON DUPLICATE KEY UPDATE reserved_at = ${refuseUnless('reserved_at < ?', 'VALUES(reserved_at)')}`,
+    [merchantId, scope, merchantOrderId, now, windowStart]
+  )
+}
+
+/** The 409 for a reservation refused as a duplicate, or null for any other error. */
+export function asDuplicateMerchantOrderId(error: unknown, merchantOrderId: string) {
+  if (refusedColumn(error) !== 'reserved_at') return null
+  return GatewayError.duplicateEntry(
+    `merchant_order_id ${merchantOrderId} was already used in the last ${ORDER_ID_WINDOW_DAYS} days`
+  )
+}
+
+/** Takes merchant_order_id on its own (reserveMerchantOrderIdStatement); 409 on a duplicate. */
 export async function reserveMerchantOrderId(
   trx: TransactionClientContract,
   merchantId: number,
   merchantOrderId: string,
   scope: 'payment' | 'settlement' = 'payment'
 ) {
-  const windowStart = DateTime.utc().minus({ days: ORDER_ID_WINDOW_DAYS }).toJSDate()
-  const key = { merchant_id: merchantId, scope, merchant_order_id: merchantOrderId }
-  // A reservation past the window is free again.
-  await trx.from('merchant_order_ids').where(key).where('reserved_at', '<', windowStart).delete()
   try {
-    await trx
-      .insertQuery()
-      .table('merchant_order_ids')
-      .insert({ ...key, reserved_at: new Date() })
+    await runBatch(trx, [reserveMerchantOrderIdStatement(merchantId, merchantOrderId, scope)])
   } catch (error) {
-    if (!isDuplicateKey(error)) throw error
-    throw GatewayError.duplicateEntry(
-      `merchant_order_id ${merchantOrderId} was already used in the last ${ORDER_ID_WINDOW_DAYS} days`
-    )
+    throw asDuplicateMerchantOrderId(error, merchantOrderId) ?? error
   }
 }

@@ -1,10 +1,10 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { windowsInEffect } from '#payments/maintenance_windows'
-import { addOrderToUsage, counterUsage } from '#payments/deposit_usage_counters'
+import { addOrderToUsageStatement, counterUsage } from '#payments/deposit_usage_counters'
+import { statement } from '#core/sql_batch'
 import { GATEWAY_ZONE } from '#core/clock'
 
 export type ReservationRefusal = 'inactive' | 'limit' | 'no_slot'
@@ -48,18 +48,21 @@ export async function eligibleAccounts(
 }
 
 /**
- * Reads the account row for a create, share-locked to the end of the
- * caller's transaction: creates on one account do not wait for one another
- * (slots and limit counters have their own row locks), while an operator's
- * change of the account waits for the creates in flight and the creates after
- * it see the change. Returns the fresh row or null if inactive.
+ * The statement that reads the account row for a create, share-locked to the
+ * end of the caller's transaction: creates on one account do not wait for
+ * one another (slots and limit counters have their own row locks), while an
+ * operator's change of the account waits for the creates in flight and the
+ * creates after it see the change. lockedAccount() reads its result.
  */
-export async function lockAccount(trx: TransactionClientContract, accountId: number) {
-  const account = await DepositAccount.query({ client: trx })
-    .where('id', accountId)
-    .forShare()
-    .first()
-  return account && account.active ? account : null
+export function lockAccountStatement(accountId: number) {
+  return statement('SELECT * FROM deposit_accounts WHERE id = ? LOCK IN SHARE MODE', [accountId])
+}
+
+/** The fresh account row lockAccountStatement() read, or null if it is gone or inactive. */
+export function lockedAccount(rows: Array<Record<string, unknown>>) {
+  if (rows.length === 0) return null
+  const account = DepositAccount.$createFromAdapterResult(rows[0])!
+  return account.active ? account : null
 }
 
 /** Orders and THB drawn on an account in the current Bangkok hour and day. */
@@ -122,7 +125,12 @@ function hasLimits(account: DepositAccount) {
   )
 }
 
-/** Whether one more order of `amount` stays within every hourly and daily limit. */
+/**
+ * Whether one more order of `amount` stays within every hourly and daily
+ * limit. A create applies the same rule under the counters' row locks, in
+ * addOrderToUsageStatement()'s SQL; this one ranks accounts and serves the
+ * operator screens.
+ */
 export function hasRoom(
   account: Pick<
     DepositAccount,
@@ -142,32 +150,17 @@ export function hasRoom(
 }
 
 /**
- * Counts an order of `transferAmount` created at `createdAt` on the account's
- * hour and day counters and tells whether it stays within the hourly and
- * daily (calendar, Bangkok time) count and amount limits, this order
- * included. The caller rolls its transaction back when it does not, which
- * takes the order off the counters again. The counters are kept for accounts
- * without limits too: the figures stay right when a limit is set later.
+ * The statement that counts an order of `transferAmount` created at
+ * `createdAt` against the account's hourly and daily (calendar, Bangkok
+ * time) limits, refused (isLimitRefusal) when it would exceed one; null when
+ * this order alone exceeds one. The counters are kept for accounts without
+ * limits too: the figures stay right when a limit is set later.
  */
-export async function countWithinLimits(
-  trx: TransactionClientContract,
+export function countOrderStatement(
   account: DepositAccount,
   transferAmount: number,
   createdAt: DateTime
-): Promise<boolean> {
-  const after = await addOrderToUsage(
-    trx,
-    account.id,
-    transferAmount,
-    createdAt,
-    hasLimits(account)
-  )
-  if (!after) return true
-  const before: PeriodUsage = {
-    hourCount: after.hourCount - 1,
-    hourAmount: after.hourAmount - transferAmount,
-    dayCount: after.dayCount - 1,
-    dayAmount: after.dayAmount - transferAmount,
-  }
-  return hasRoom(account, before, transferAmount)
+) {
+  if (!hasRoom(account, NO_USAGE, transferAmount)) return null
+  return addOrderToUsageStatement(account.id, transferAmount, createdAt, account)
 }

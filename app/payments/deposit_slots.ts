@@ -1,4 +1,6 @@
+import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 import type DepositAccount from '#payments/models/deposit_account'
 
 /**
@@ -6,57 +8,53 @@ import type DepositAccount from '#payments/models/deposit_account'
  * ever handed out, `held` while an order holds it. The order keeps the amount
  * in payment_orders.slot_amount, whose unique key still makes a shared
  * transfer_amount impossible; the row is what makes finding a free amount one
- * index lookup instead of a read of every held amount.
+ * index lookup instead of a read of every held amount. Taking an amount is
+ * two steps: the amount itself in the create's first batch
+ * (takeAmountStatement), and only when that is refused the rest of its range
+ * (reserveSlotAbove).
  */
 
 /**
- * Takes the smallest free amount + k satang (0 ≤ k ≤ max_adjustment) on the
- * account for the caller's transaction; null when every one is held. A free
- * row is locked with SKIP LOCKED, so creates on one account never wait for
- * one another here: a row another create is taking (or an order is
- * releasing) counts as held. An amount of the range that has no row yet is
- * created held; the primary key gives an amount two creates race for to one.
+ * The statement that takes `amount` itself for the caller's transaction,
+ * sent with the create's first statements: its row is created held, or a
+ * free row is taken. It is refused (refusedColumn 'held') when an order holds
+ * the amount, and fails at once (1205, lock wait timeout 0) while another
+ * create is taking or releasing it; either way the statement alone is undone
+ * and reserveSlotAbove() looks further. It never waits: creates waiting on
+ * one new row that is then rolled back (a create refused for limits) would
+ * deadlock one another.
  */
-export async function reserveSlot(
-  trx: TransactionClientContract,
-  account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
-  amount: number
-): Promise<number | null> {
-  // A row can say free while an order holds its amount only if someone edited
-  // the tables by hand: such a row is left held (which it is) and the next is
-  // taken, at most once per amount of the range.
-  for (let tries = 0; tries <= account.maxAdjustment; tries++) {
-    const slot = await takeSlot(trx, account, amount)
-    if (slot === null) return null
-    const holder = await trx
-      .from('payment_orders')
-      .where('deposit_account_id', account.id)
-      .where('slot_amount', slot)
-      .select('id')
-      .first()
-    if (!holder) return slot
-  }
-  return null
+export function takeAmountStatement(accountId: number, amount: number) {
+  return statement(
+    `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+     INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES (?, ?, 1)
+     ON DUPLICATE KEY UPDATE held = ${refuseUnless('held = 0', '1')}`,
+    [accountId, amount]
+  )
 }
 
-async function takeSlot(
+/** Whether takeAmountStatement() failed because the amount is held or being taken. */
+export function isAmountTaken(error: unknown) {
+  return refusedColumn(error) === 'held' || (error as { errno?: number }).errno === 1205
+}
+
+/**
+ * After takeAmountStatement() was refused: the smallest free amount + k
+ * satang (1 ≤ k ≤ max_adjustment) on the account, or null when every one is
+ * held. A free row is locked with SKIP LOCKED, so creates on one account
+ * never wait for one another here: a row another create is taking (or an
+ * order is releasing) counts as held. An amount of the range that has no row
+ * yet is created held; the primary key gives an amount two creates race for
+ * to one.
+ */
+export async function reserveSlotAbove(
   trx: TransactionClientContract,
   account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
   amount: number
 ): Promise<number | null> {
   const top = amount + account.maxAdjustment
-  let free = await lockFreeRow(trx, account.id, amount, top)
-
-  if (free !== amount) {
-    // The amount itself has never been handed out: it comes before any free row.
-    const base = await trx
-      .from('deposit_slots')
-      .where('deposit_account_id', account.id)
-      .where('slot_amount', amount)
-      .select('held')
-      .first()
-    if (!base && (await insertHeld(trx, account.id, amount))) return amount
-  }
+  if (top === amount) return null
+  let free = await lockFreeRow(trx, account.id, amount + 1, top)
   if (free === null) {
     // Every row of the range is held or being taken: the range grows by one
     // amount. Creates growing one range take turns on the row of its first
@@ -85,10 +83,25 @@ async function takeSlot(
     .whereBetween('slot_amount', [amount, top])
     .select('slot_amount')
   const taken = new Set(existing.map((row) => Number(row.slot_amount)))
+  // From the amount itself: the create that held it up may have rolled back.
   for (let candidate = amount; candidate <= top; candidate++) {
     if (!taken.has(candidate) && (await insertHeld(trx, account.id, candidate))) return candidate
   }
   return null
+}
+
+/**
+ * Marks a slot held that an order holds while its row says free: only a hand
+ * edit of the tables makes one, and the order insert's unique key refused the
+ * amount (see CreatePayment). deposit-usage:verify reports such drift.
+ */
+export async function markSlotHeldByOrder(accountId: number, slotAmount: number) {
+  await db.rawQuery(
+    `UPDATE deposit_slots SET held = 1
+      WHERE deposit_account_id = ? AND slot_amount = ?
+        AND EXISTS (SELECT 1 FROM payment_orders WHERE deposit_account_id = ? AND slot_amount = ?)`,
+    [accountId, slotAmount, accountId, slotAmount]
+  )
 }
 
 /** The smallest free row of amount … top, locked; rows other transactions hold are skipped. */

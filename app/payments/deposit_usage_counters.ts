@@ -5,6 +5,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type DepositAccount from '#payments/models/deposit_account'
 import type { PeriodUsage } from '#payments/deposit_pool'
 import { GATEWAY_ZONE } from '#core/clock'
+import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
 /**
  * Limit usage as counters (deposit_usage_counters): orders and the sum of
@@ -24,29 +25,60 @@ export function periodStarts(at: DateTime) {
   }
 }
 
+/** An account's hourly and daily limits; null: none. */
+export interface UsageLimits {
+  hourlyCountLimit: number | null
+  hourlyAmountLimit: number | null
+  dailyCountLimit: number | null
+  dailyAmountLimit: number | null
+}
+
+/** Stands for "no limit" in the statement below (BIGINT, far above any real figure). */
+const UNLIMITED = Number.MAX_SAFE_INTEGER
+
 /**
- * Adds one order of `transferAmount` created at `createdAt` to the account's
- * hour and day counters. One statement creates or bumps both rows and keeps
- * them locked to the end of the transaction, so creates on one account are
- * counted one after the other, in every process. With `readBack`, returns
- * the usage including this order (read under those locks); otherwise null.
+ * The statement that adds one order of `transferAmount` created at
+ * `createdAt` to the account's hour and day counters, creating or bumping
+ * both rows and keeping them locked to the end of the transaction, so that
+ * creates on one account are counted one after the other, in every process.
+ * A row that would go over its period's limit refuses the statement
+ * (refusedColumn 'order_count' or 'amount'): the rule of hasRoom(), applied
+ * under the counters' locks. A new row holds this order alone, which the
+ * caller checks against the limits beforehand.
  */
-export async function addOrderToUsage(
-  trx: TransactionClientContract,
+export function addOrderToUsageStatement(
   accountId: number,
   transferAmount: number,
   createdAt: DateTime,
-  readBack: boolean
-): Promise<PeriodUsage | null> {
+  limits: UsageLimits
+) {
   const { hourStart, dayStart } = periodStarts(createdAt)
-  await trx.rawQuery(
+  const limit = (value: number | null) => value ?? UNLIMITED
+  return statement(
     `INSERT INTO deposit_usage_counters (deposit_account_id, period, period_start, order_count, amount)
      VALUES (?, 'hour', ?, 1, ?), (?, 'day', ?, 1, ?)
-     ON DUPLICATE KEY UPDATE order_count = order_count + 1, amount = amount + VALUES(amount)`,
-    [accountId, hourStart, transferAmount, accountId, dayStart, transferAmount]
+     ON DUPLICATE KEY UPDATE
+       order_count = ${refuseUnless("order_count + 1 <= IF(period = 'hour', ?, ?)", 'order_count + 1')},
+       amount = ${refuseUnless("amount + VALUES(amount) <= IF(period = 'hour', ?, ?)", 'amount + VALUES(amount)')}`,
+    [
+      accountId,
+      hourStart,
+      transferAmount,
+      accountId,
+      dayStart,
+      transferAmount,
+      limit(limits.hourlyCountLimit),
+      limit(limits.dailyCountLimit),
+      limit(limits.hourlyAmountLimit),
+      limit(limits.dailyAmountLimit),
+    ]
   )
-  if (!readBack) return null
-  return (await readUsage(trx, [accountId], createdAt)).get(accountId)!
+}
+
+/** Whether addOrderToUsageStatement() was refused by a limit. */
+export function isLimitRefusal(error: unknown) {
+  const column = refusedColumn(error)
+  return column === 'order_count' || column === 'amount'
 }
 
 /** Current Bangkok hour and day usage of each account, from the counters, by account id. */

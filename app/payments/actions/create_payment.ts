@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon'
 import { v7 as uuidv7 } from 'uuid'
-import db from '@adonisjs/lucid/services/db'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import PaymentOrder, { type PaymentType } from '#payments/models/payment_order'
@@ -8,16 +7,38 @@ import type DepositAccount from '#payments/models/deposit_account'
 import type { DepositChannel } from '#payments/models/deposit_account'
 import { GatewayError } from '#exceptions/gateway_error'
 import type { PaymentCreateInput } from '#merchant_api/validators/payment_create'
-import { countWithinLimits, eligibleAccounts, lockAccount } from '#payments/deposit_pool'
-import { reserveSlot } from '#payments/deposit_slots'
+import {
+  countOrderStatement,
+  eligibleAccounts,
+  lockAccountStatement,
+  lockedAccount,
+} from '#payments/deposit_pool'
+import { isLimitRefusal } from '#payments/deposit_usage_counters'
+import {
+  isAmountTaken,
+  markSlotHeldByOrder,
+  reserveSlotAbove,
+  takeAmountStatement,
+} from '#payments/deposit_slots'
 import { isWithinOpenPeriod } from '#merchants/open_period'
 import { billPaymentPayload, promptPayPayload } from '#payments/promptpay_qr'
 import { depositProvider } from '#payments/providers/registry'
 import { newPlatformOrderId } from '#core/order_ids'
-import { reserveMerchantOrderId } from '#merchants/merchant_order_ids'
+import {
+  asDuplicateMerchantOrderId,
+  reserveMerchantOrderIdStatement,
+} from '#merchants/merchant_order_ids'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import { scheduleExpiry } from '#payments/actions/expire_payment'
-import { recordOrderEvent } from '#core/order_events'
+import { createdOrderEventStatement } from '#core/order_events'
+import {
+  batchTransaction,
+  duplicateKeyName,
+  insertStatement,
+  markInserted,
+  runBatch,
+  statement,
+} from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 
 const CHANNELS_BY_TYPE: Record<PaymentType, DepositChannel[]> = {
@@ -41,7 +62,9 @@ type AttemptOutcome =
  * merchant_order_id (409 on a duplicate), share-locks the account, takes the
  * smallest free transfer_amount, writes the order and counts it against the
  * account's limits (a refusal rolls it all back). Nothing in it reads more
- * than a few rows, whatever the number of orders of the day.
+ * than a few rows, whatever the number of orders of the day, and it costs two
+ * round trips to the database in the common case (statement batches,
+ * app/core/sql_batch.ts), the second one ending in the COMMIT.
  */
 export class CreatePayment {
   async execute(merchant: Merchant, type: PaymentType, input: PaymentCreateInput) {
@@ -100,121 +123,152 @@ export class CreatePayment {
     merchant: Merchant,
     type: PaymentType,
     input: PaymentCreateInput,
-    candidate: DepositAccount
+    candidate: DepositAccount,
+    afterSlotRepair = false
   ): Promise<AttemptOutcome> {
+    // The order's created_at: the hour and day it counts in.
+    const now = DateTime.utc()
+    const takesSlot = !matchesByReference(candidate)
+    let transferAmount: number | null = input.amount
     try {
-      return await db.transaction(
-        async (trx) => {
-          await reserveMerchantOrderId(trx, merchant.id, input.merchantOrderId)
-
-          const account = await lockAccount(trx, candidate.id)
-          if (!account) return rollback('inactive')
-
-          // The order's created_at: the hour and day it counts in.
-          const now = DateTime.utc()
-          // Bill-payment QR accounts match by reference, so the amount needs no adjustment.
-          const byReference = account.channel === 'qr' && !!account.billerId
-          const transferAmount = byReference
-            ? input.amount
-            : await reserveSlot(trx, account, input.amount)
-          if (transferAmount === null) return rollback('no_slot')
-          // The limit counters are locked from here to the commit, so they are
-          // counted as late as possible: after the order is written, except
-          // that a provider is never called for an order the limits refuse.
-          const callsProvider = account.channel === 'external'
-          if (callsProvider && !(await countWithinLimits(trx, account, transferAmount, now))) {
-            return rollback('limit')
-          }
-
-          const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
-          const uuid = uuidv7()
-          const expireAt = now.plus({ seconds: merchant.orderTtlSeconds })
-          const paymentReference = byReference ? platformOrderId.slice(4) : null
-
-          let qrcode: string | null = null
-          let external: { redirectUrl: string; providerReference: string } | null = null
-          if (account.channel === 'qr') {
-            qrcode = byReference
-              ? billPaymentPayload({
-                  billerId: account.billerId!,
-                  ref1: paymentReference!,
-                  amountSatang: transferAmount,
-                })
-              : promptPayPayload({ proxy: account.promptpayId ?? '', amountSatang: transferAmount })
-          } else if (account.channel === 'external') {
-            const provider = depositProvider(account.provider)
-            if (!provider) return rollback('provider_failed')
-            try {
-              external = await provider.createPayment(
-                {
-                  account,
-                  orderUuid: uuid,
-                  platformOrderId,
-                  amount: transferAmount,
-                  expireAt: expireAt.toJSDate(),
-                },
-                PROVIDER_TIMEOUT_MS
-              )
-            } catch {
-              return rollback('provider_failed')
-            }
-          }
-
-          const order = await PaymentOrder.create(
-            {
-              platformOrderId,
-              uuid,
-              merchantId: merchant.id,
-              merchantOrderId: input.merchantOrderId,
-              paymentType: type,
-              channel: account.channel,
-              depositAccountId: account.id,
-              amount: input.amount,
-              transferAmount,
-              slotAmount: byReference ? null : transferAmount,
-              qrcode,
-              paymentReference,
-              externalReference: external?.providerReference ?? null,
-              externalUrl: external?.redirectUrl ?? null,
-              customerBank: input.bank,
-              customerAccountName: input.accountName,
-              customerAccountNo: input.accountNo,
-              notifyUrl: input.notifyUrl,
-              status: 'open',
-              awaitingReview: false,
-              orderAt: now,
-              expireAt,
-              createdAt: now,
-              updatedAt: now,
-            },
-            { client: trx }
+      return await batchTransaction(async (trx) => {
+        // Round trip 1: the merchant_order_id, the account share-locked, and
+        // the amount itself as transfer_amount when the account adjusts amounts.
+        const opening = [
+          reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId),
+          lockAccountStatement(candidate.id),
+        ]
+        let account: DepositAccount | null
+        try {
+          const results = await runBatch(
+            trx,
+            takesSlot ? [...opening, takeAmountStatement(candidate.id, input.amount)] : opening
           )
-          await recordOrderEvent(trx, {
+          account = lockedAccount(results[1])
+        } catch (error) {
+          if (!takesSlot || !isAmountTaken(error)) {
+            throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
+          }
+          // The reservation and the lock were done; the amount is held: look above it.
+          const [rows] = await runBatch(trx, [lockAccountStatement(candidate.id)])
+          account = lockedAccount(rows)
+          transferAmount = account ? await reserveSlotAbove(trx, account, input.amount) : null
+        }
+        if (!account) return rollback('inactive')
+        // An operator switched the account to or from bill payment between the
+        // pool's read and this lock: the slot taken (or not) no longer fits.
+        if (matchesByReference(account) === takesSlot) return rollback('inactive')
+        if (transferAmount === null) return rollback('no_slot')
+
+        const counting = countOrderStatement(account, transferAmount, now)
+        if (!counting) return rollback('limit')
+        // A provider is never called for an order the limits refuse: such an
+        // order is counted first, and holds the counters' locks while it waits.
+        const callsProvider = account.channel === 'external'
+        if (callsProvider) await runBatch(trx, [counting])
+
+        const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
+        const uuid = uuidv7()
+        const expireAt = now.plus({ seconds: merchant.orderTtlSeconds })
+        const paymentReference = takesSlot ? null : platformOrderId.slice(4)
+
+        let qrcode: string | null = null
+        let external: { redirectUrl: string; providerReference: string } | null = null
+        if (account.channel === 'qr') {
+          qrcode = takesSlot
+            ? promptPayPayload({ proxy: account.promptpayId ?? '', amountSatang: transferAmount })
+            : billPaymentPayload({
+                billerId: account.billerId!,
+                ref1: paymentReference!,
+                amountSatang: transferAmount,
+              })
+        } else if (callsProvider) {
+          const provider = depositProvider(account.provider)
+          if (!provider) return rollback('provider_failed')
+          try {
+            external = await provider.createPayment(
+              {
+                account,
+                orderUuid: uuid,
+                platformOrderId,
+                amount: transferAmount,
+                expireAt: expireAt.toJSDate(),
+              },
+              PROVIDER_TIMEOUT_MS
+            )
+          } catch {
+            return rollback('provider_failed')
+          }
+        }
+
+        const order = new PaymentOrder().fill({
+          platformOrderId,
+          uuid,
+          merchantId: merchant.id,
+          merchantOrderId: input.merchantOrderId,
+          paymentType: type,
+          channel: account.channel,
+          depositAccountId: account.id,
+          amount: input.amount,
+          transferAmount,
+          slotAmount: takesSlot ? transferAmount : null,
+          qrcode,
+          paymentReference,
+          externalReference: external?.providerReference ?? null,
+          externalUrl: external?.redirectUrl ?? null,
+          customerBank: input.bank,
+          customerAccountName: input.accountName,
+          customerAccountNo: input.accountNo,
+          notifyUrl: input.notifyUrl,
+          status: 'open',
+          awaitingReview: false,
+          orderAt: now,
+          expireAt,
+          createdAt: now,
+          updatedAt: now,
+        })
+        // Round trip 2, the last: the order, its event and its count,
+        // committed with them, so the counters' row locks, which every create
+        // on the account needs, are held only inside the server.
+        const [inserted] = await runBatch(trx, [
+          insertStatement(order),
+          createdOrderEventStatement({
             orderType: 'payment',
-            orderId: order.id,
-            from: null,
             to: 'open',
             actor: merchantActor(merchant.merchantId),
-          })
-          if (!callsProvider && !(await countWithinLimits(trx, account, transferAmount, now))) {
-            return rollback('limit')
-          }
-          order.$setRelated('depositAccount', account)
-          return { ok: true as const, order }
-        },
-        // Each statement sees the latest committed rows: what other processes
-        // reserved on this account before we got its lock.
-        { isolationLevel: 'read committed' }
-      )
+          }),
+          ...(callsProvider ? [] : [counting]),
+          statement('COMMIT'),
+        ])
+        markInserted(order, inserted)
+        order.$setRelated('depositAccount', account)
+        return { ok: true as const, order }
+      })
     } catch (error) {
       if (error instanceof RolledBack) return { ok: false, reason: error.reason }
-      // A slot taken under our feet would be a bug in the locking; the unique
-      // key refused it, so nothing was written and the next account is tried.
+      if (isLimitRefusal(error)) return { ok: false, reason: 'limit' }
+      if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {
+        // The order's unique slot key refused an amount whose slot row said
+        // free (only a hand edit of the tables does that): the row is marked
+        // held, and the attempt runs again once, taking another amount.
+        await markSlotHeldByOrder(candidate.id, transferAmount)
+        return this.#attempt(merchant, type, input, candidate, true)
+      }
+      // Any other duplicate (a slot taken under our feet would be a bug in the
+      // locking): nothing was written and the next account is tried.
       if (isDuplicateKey(error)) return { ok: false, reason: 'no_slot' }
       throw error
     }
   }
 }
+
+/** Bill-payment QR accounts match by reference, so the amount needs no adjustment. */
+function matchesByReference(account: DepositAccount) {
+  return account.channel === 'qr' && !!account.billerId
+}
+
+/** payment_orders' unique key on (deposit_account_id, slot_amount). */
+const SLOT_KEY = 'payment_orders_deposit_account_id_slot_amount_unique'
 
 class RolledBack extends Error {
   constructor(public reason: 'inactive' | 'limit' | 'no_slot' | 'provider_failed') {
