@@ -16,13 +16,19 @@ export default class QueueWork extends BaseCommand {
   @flags.array({ description: 'Queues to work (default: all)' })
   declare queues?: string[]
 
-  @flags.number({ description: 'Jobs processed at once per queue', default: 5 })
+  @flags.number({ description: 'Jobs processed at once per queue, except callbacks', default: 5 })
   declare concurrency: number
+
+  @flags.number({
+    description: 'Callback deliveries processed at once (default: CALLBACK_CONCURRENCY, 50)',
+  })
+  declare callbackConcurrency?: number
 
   async run() {
     const { QUEUE_NAMES } = await import('#core/queue/jobs')
     const { startWorkers } = await import('#core/queue/worker_process')
     const { default: logger } = await import('@adonisjs/core/services/logger')
+    const { default: callbacksConfig } = await import('#config/callbacks')
 
     // --queues payments,callbacks and --queues payments --queues callbacks both work.
     const requested = (this.queues ?? [])
@@ -41,7 +47,11 @@ export default class QueueWork extends BaseCommand {
     const stop = await startWorkers(
       names as (typeof QUEUE_NAMES)[number][],
       this.concurrency,
-      logger
+      logger,
+      {
+        // Deliveries wait on merchants' servers, not on this process: their own, larger concurrency.
+        callbacks: this.callbackConcurrency ?? callbacksConfig.concurrency,
+      }
     )
     this.app.terminating(stop)
   }

@@ -55,6 +55,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   CALLBACK_TIMEOUT_MS: Env.schema.number.optional(),
   CALLBACK_ALLOW_PRIVATE_TARGETS: Env.schema.boolean.optional(),
   CALLBACK_CA_PATH: Env.schema.string.optional(),
+  CALLBACK_CONCURRENCY: Env.schema.number.optional(),
   SETTLEMENT_DELAY_MINUTES: Env.schema.number.optional(),
   SETTLEMENT_CUTOFF: Env.schema.string.optional(),
   PAYMENT_PAGE_SLIP_MAX_BYTES: Env.schema.number.optional(),

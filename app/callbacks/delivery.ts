@@ -1,8 +1,5 @@
-import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
-import CallbackOutbox from '#callbacks/models/callback_outbox'
-import CallbackAttempt from '#callbacks/models/callback_attempt'
 import { JOBS } from '#core/queue/jobs'
 import { postCallback, type PostResult } from '#callbacks/transport'
 import { signCallbackBody } from '#callbacks/signing'
@@ -23,37 +20,47 @@ export interface DeliveryJob {
   lastJobAttempt: boolean
 }
 
-function affectedRows(result: unknown): number {
-  return Number(Array.isArray(result) ? result[0] : result)
+/** The columns a delivery needs (body and signature are posted as stored). */
+interface OutboxRow {
+  /** BIGINT columns arrive as strings (bigNumberStrings). */
+  id: string | number
+  merchant_id: string | number
+  platform_order_id: string
+  notify_url: string
+  body: string
+  signature: string | null
+  state: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  series: number
 }
 
 /**
- * Claims the row for this job: only a pending row of the job's series, not
- * being posted by another job (or whose lease has run out, e.g. a crashed
- * worker). The claim makes duplicate jobs harmless: a delivered or failed row,
- * a row of a newer series, or a row in flight is never posted by them.
+ * Claims the row for this job, then reads it: only a pending row of the job's
+ * series, not being posted by another job (or whose lease has run out, e.g. a
+ * crashed worker) is claimed. The claim makes duplicate jobs harmless: a
+ * delivered or failed row, a row of a newer series, or a row in flight is
+ * never posted by them. The read after the claim sees the row as claimed, or
+ * tells why it was not. Plain SQL, no model: this runs for every callback.
  */
 async function claim(data: DeliverCallbackData, job: DeliveryJob) {
   const now = new Date()
   // An attempt never outlives its timeout; the lease adds a little slack for the database writes.
   const leaseUntil = new Date(now.getTime() + callbackSettings().timeoutMs + 5_000)
-  const result = await db
-    .from('callback_outbox')
-    .where('id', data.outboxId)
-    .where('series', data.series)
-    .where('state', 'pending')
-    .where((query) =>
-      query
-        .whereNull('claimed_until')
-        .orWhere('claimed_until', '<', now)
-        .orWhere('claimed_by', job.id)
-    )
-    .update({ claimed_by: job.id, claimed_until: leaseUntil })
-  return affectedRows(result) === 1
+  const [claimed] = await db.rawQuery(
+    `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
+      WHERE id = ? AND series = ? AND state = 'pending'
+        AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)`,
+    [job.id, leaseUntil, data.outboxId, data.series, now, job.id]
+  )
+  const [rows] = await db.rawQuery(
+    `SELECT id, merchant_id, platform_order_id, notify_url, body, signature, state, attempts, series
+       FROM callback_outbox WHERE id = ?`,
+    [data.outboxId]
+  )
+  return { claimed: Number(claimed.affectedRows) === 1, row: (rows as OutboxRow[])[0] }
 }
 
-async function whySkipped(data: DeliverCallbackData): Promise<DeliveryOutcome> {
-  const row = await CallbackOutbox.find(data.outboxId)
+function whySkipped(data: DeliverCallbackData, row: OutboxRow | undefined): DeliveryOutcome {
   if (!row) return { result: 'skipped', reason: 'missing' }
   if (row.series !== data.series) return { result: 'skipped', reason: 'superseded' }
   if (row.state !== 'pending') return { result: 'skipped', reason: row.state }
@@ -70,10 +77,11 @@ export async function deliverCallback(
   data: DeliverCallbackData,
   job: DeliveryJob
 ): Promise<DeliveryOutcome> {
-  if (!(await claim(data, job))) return whySkipped(data)
-  const row = await CallbackOutbox.findOrFail(data.outboxId)
+  const { claimed, row } = await claim(data, job)
+  if (!claimed || !row) return whySkipped(data, row)
+  const rowId = Number(row.id)
   const attempt = row.attempts + 1
-  const startedAt = DateTime.utc()
+  const startedAt = new Date()
 
   let result: PostResult
   if (row.attempts >= MAX_ATTEMPTS) {
@@ -89,8 +97,8 @@ export async function deliverCallback(
     }
   } else {
     // Rows written before signatures were stored are signed with the current secret.
-    const signature = row.signature ?? (await signCallbackBody(row.merchantId, row.body))
-    result = await postCallback(row.notifyUrl, Buffer.from(row.body, 'utf8'), signature)
+    const signature = row.signature ?? (await signCallbackBody(Number(row.merchant_id), row.body))
+    result = await postCallback(row.notify_url, Buffer.from(row.body, 'utf8'), signature)
   }
 
   const state = result.ok
@@ -100,32 +108,17 @@ export async function deliverCallback(
       : 'pending'
   const finishedAt = new Date()
 
+  // The attempt and the row's new state commit together. The row first: its
+  // lock is then taken once, not shared by the attempt's foreign key and upgraded.
   const recorded = await db.transaction(async (trx) => {
-    if (row.attempts < MAX_ATTEMPTS) {
-      await CallbackAttempt.create(
-        {
-          callbackOutboxId: row.id,
-          series: row.series,
-          attempt,
-          jobId: job.id,
-          targetAddress: result.targetAddress,
-          httpStatus: result.httpStatus,
-          latencyMs: result.latencyMs,
-          responseExcerpt: result.responseExcerpt,
-          error: result.error,
-          createdAt: startedAt,
-        },
-        { client: trx }
-      )
-    }
-    const update = await trx
+    const updated = await trx
       .from('callback_outbox')
-      .where({ id: row.id, series: row.series, claimed_by: job.id })
+      .where({ id: rowId, series: row.series, claimed_by: job.id })
       .update({
         state,
         attempts: Math.min(attempt, MAX_ATTEMPTS),
         delivered_at: result.ok ? finishedAt : null,
-        last_attempt_at: startedAt.toJSDate(),
+        last_attempt_at: startedAt,
         last_http_status: result.httpStatus,
         last_error: result.error,
         next_attempt_at:
@@ -135,12 +128,26 @@ export async function deliverCallback(
         claimed_by: null,
         claimed_until: null,
       })
-    return affectedRows(update) === 1
+    if (row.attempts < MAX_ATTEMPTS) {
+      await trx.insertQuery().table('callback_attempts').insert({
+        callback_outbox_id: rowId,
+        series: row.series,
+        attempt,
+        job_id: job.id,
+        target_address: result.targetAddress,
+        http_status: result.httpStatus,
+        latency_ms: result.latencyMs,
+        response_excerpt: result.responseExcerpt,
+        error: result.error,
+        created_at: startedAt,
+      })
+    }
+    return Number(Array.isArray(updated) ? updated[0] : updated) === 1
   })
 
   const context = {
-    callback_outbox_id: row.id,
-    platform_order_id: row.platformOrderId,
+    callback_outbox_id: rowId,
+    platform_order_id: row.platform_order_id,
     series: row.series,
     attempt,
     http_status: result.httpStatus,

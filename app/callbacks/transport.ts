@@ -1,4 +1,4 @@
-import { request } from 'node:https'
+import { Agent, request } from 'node:https'
 import {
   createSecureContext,
   getCACertificates,
@@ -34,23 +34,39 @@ export interface PostResult {
   permanent: boolean
 }
 
-let contextCache: { extra: string; context: SecureContext } | undefined
+/**
+ * Everything that depends on the settings in force, rebuilt when they change
+ * (configureCallbacks): a TLS session cached while one CA list or guard
+ * setting was in force must never be resumed under another.
+ */
+let transportCache: { settings: CallbackSettings; context: SecureContext; agent: Agent } | undefined
+
+/** Origins whose TLS session is kept for resumption (a few KiB each). */
+const CACHED_SESSIONS = 1000
 
 /**
- * Default roots plus the extra CA (passing `ca` alone would replace the
- * roots), as one TLS context kept for the process: a `ca` list given per
- * request makes Node parse every root certificate again for each callback,
- * which cost most of a delivery's CPU and grew the worker's memory.
+ * One TLS context for the process, default roots (and NODE_EXTRA_CA_CERTS)
+ * plus the extra CA (passing `ca` alone would replace the roots): a context
+ * built per connection made Node parse the roots again for each callback and
+ * grew the worker's memory. And one agent, whose only use is its TLS session
+ * cache: the next callback to an origin resumes the session (no certificate
+ * chain sent nor verified again) on a new connection. It never pools sockets
+ * (keepAlive false, and every request says Connection: close, as the spec
+ * requires), so each callback still connects afresh through the guarded lookup.
  */
-function trustedContext(extra: string | undefined) {
-  if (!extra) return undefined
-  if (contextCache?.extra !== extra) {
-    contextCache = {
-      extra,
-      context: createSecureContext({ ca: [...getCACertificates('default'), extra] }),
+function transportFor(settings: CallbackSettings) {
+  if (transportCache?.settings !== settings) {
+    // The old agent is left to finish its requests: it pools no sockets, only sessions.
+    const { extraCa } = settings
+    transportCache = {
+      settings,
+      context: createSecureContext(
+        extraCa ? { ca: [...getCACertificates('default'), extraCa] } : {}
+      ),
+      agent: new Agent({ keepAlive: false, maxCachedSessions: CACHED_SESSIONS }),
     }
   }
-  return contextCache.context
+  return transportCache
 }
 
 function describe(error: unknown): string {
@@ -65,7 +81,7 @@ function describe(error: unknown): string {
  * POSTs `body` (exact bytes) to `target` once. Never throws: every outcome,
  * including timeouts and refused targets, comes back as a PostResult.
  * Redirects are not followed (a 3xx is a failed attempt). The connection is
- * never reused (Connection: close, no agent).
+ * never reused (Connection: close); only the TLS session is (see transportFor).
  */
 export function postCallback(
   target: string,
@@ -101,6 +117,7 @@ export function postCallback(
     }
   }
 
+  const transport = transportFor(settings)
   return new Promise<PostResult>((resolve) => {
     let settled = false
     let httpStatus: number | null = null
@@ -136,7 +153,7 @@ export function postCallback(
       port: url.port || 443,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
-      agent: false,
+      agent: transport.agent,
       headers: {
         'User-Agent': CALLBACK_USER_AGENT,
         'Content-Type': 'application/json',
@@ -145,7 +162,7 @@ export function postCallback(
         'X-Signature': signature,
       },
       // tls.connect's option; https.RequestOptions does not list it, https passes it on.
-      ...({ secureContext: trustedContext(settings.extraCa) } as object),
+      ...({ secureContext: transport.context } as object),
       // The guard sits in name resolution: the socket connects only to an
       // address this lookup has checked (IP literals were checked above).
       lookup: settings.allowPrivateTargets ? undefined : guardedLookup(),

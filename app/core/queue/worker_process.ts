@@ -24,9 +24,16 @@ import {
  * schedules. Redis may lose every key (a restart without persistence): the
  * schedules are then registered again on reconnect and by a periodic check,
  * and each check is published for /health. Returns a function that stops it
- * all, letting running jobs finish.
+ * all, letting running jobs finish. `concurrency` applies to every queue not
+ * named in `perQueue`.
  */
-export async function startWorkers(queues: QueueName[], concurrency: number, logger: Logger) {
+export async function startWorkers(
+  queues: QueueName[],
+  concurrency: number,
+  logger: Logger,
+  perQueue: Partial<Record<QueueName, number>> = {}
+) {
+  const concurrencyOf = (name: QueueName) => perQueue[name] ?? concurrency
   // BullMQ leaves connections it was given open on close(): keep them to quit on shutdown.
   const connections = queues.map(() => bullConnection())
   const workers = queues.map(
@@ -41,7 +48,7 @@ export async function startWorkers(queues: QueueName[], concurrency: number, log
         {
           connection: connections[index],
           prefix: queuePrefix,
-          concurrency,
+          concurrency: concurrencyOf(name),
           ...workerLockOptions(),
         }
       )
@@ -116,7 +123,13 @@ export async function startWorkers(queues: QueueName[], concurrency: number, log
   })
 
   logger.info(
-    { worker: status.id, host: hostname(), pid: process.pid, queues, concurrency },
+    {
+      worker: status.id,
+      host: hostname(),
+      pid: process.pid,
+      queues,
+      concurrency: Object.fromEntries(queues.map((name) => [name, concurrencyOf(name)])),
+    },
     'worker started'
   )
 
