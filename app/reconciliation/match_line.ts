@@ -237,20 +237,30 @@ export async function findCandidates(
     }
 
     // The most recent expired order each credit could be a late payment for,
-    // by the lines' own columns: one indexed lookup per line.
+    // by the lines' own terms (as JSON rows: the lines need not be stored
+    // yet): one indexed lookup per line.
     const latePayment = expiredBefore(client.from('payment_orders'), lineColumns())
       .select('payment_orders.platform_order_id')
       .orderBy('payment_orders.order_at', 'desc')
       .limit(1)
       .toSQL()
-    const expired = await client
-      .from('statement_lines')
-      .whereIn(
-        'statement_lines.id',
-        credits.map((line) => line.id)
-      )
-      .select('statement_lines.id')
-      .select(client.raw(`(${latePayment.sql}) as expired_order`, latePayment.bindings as any[]))
+    const [expired] = await client.rawQuery(
+      `SELECT line.id, (${latePayment.sql}) AS expired_order
+         FROM JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT PATH '$[0]',
+           deposit_account_id BIGINT PATH '$[1]', amount BIGINT PATH '$[2]',
+           line_at DATETIME(3) PATH '$[3]')) AS line`,
+      [
+        ...(latePayment.bindings as any[]),
+        JSON.stringify(
+          credits.map((line) => [
+            line.id,
+            line.deposit_account_id,
+            line.amount,
+            line.line_at.toISOString().slice(0, 23).replace('T', ' '),
+          ])
+        ),
+      ]
+    )
     for (const row of expired as Array<{ id: number | string; expired_order: string | null }>) {
       if (row.expired_order) candidates.expired.set(Number(row.id), row.expired_order)
     }
@@ -265,7 +275,7 @@ export async function findCandidates(
 }
 
 /**
- * A statement line's terms as columns of `statement_lines`, for the
+ * A statement line's terms as columns of the `line` rows, for the
  * late-payment rule evaluated for many lines in one query.
  */
 interface LineTerms {
@@ -277,9 +287,9 @@ interface LineTerms {
 
 function lineColumns(): LineTerms {
   return {
-    accountId: db.ref('statement_lines.deposit_account_id'),
-    amount: db.ref('statement_lines.amount'),
-    latest: db.raw(`statement_lines.line_at + INTERVAL ${SLACK_SECONDS} SECOND`),
+    accountId: db.ref('line.deposit_account_id'),
+    amount: db.ref('line.amount'),
+    latest: db.raw(`line.line_at + INTERVAL ${SLACK_SECONDS} SECOND`),
   }
 }
 

@@ -12,6 +12,7 @@ import {
   settleLines,
   setLines,
   toLineRow,
+  type Judgement,
   type LineRow,
   type MatchResult,
 } from '#reconciliation/match_line'
@@ -43,6 +44,13 @@ export const statementBatching = { lines: 1000, linesPerTransaction: 1000 }
  * transfers of the same amount in the same minute) are kept apart by their
  * occurrence number. Returns the import id, how many lines the file had and
  * how many were new.
+ *
+ * With `judge`, each batch is judged before it is inserted, as `matchImport`
+ * judges it: a line the rules give a verdict without any order's state
+ * (`verdictWithoutOrder`: no order holds it, a debit without a payout, a
+ * late payment) is stored with it, one write instead of two; the others
+ * are stored `new` and matched after the commit. `judged` counts the
+ * verdicts stored.
  */
 export async function storeStatement(
   trx: TransactionClientContract,
@@ -53,6 +61,7 @@ export async function storeStatement(
     fileSha256: string
     lines: Iterable<ParsedStatementLine> | AsyncIterable<ParsedStatementLine>
     actor: Actor
+    judge?: boolean
   }
 ) {
   const { account } = statement
@@ -71,6 +80,7 @@ export async function storeStatement(
   let batch: Array<Array<string | number | Date | null>> = []
   let lineCount = 0
   let newLines = 0
+  const judged = { unmatched: 0, late: 0 }
   const columns = [
     'deposit_account_id',
     'import_id',
@@ -81,15 +91,21 @@ export async function storeStatement(
     'reference',
     'description',
     'status',
+    'note',
     'created_at',
   ]
   const row = `(${columns.map(() => '?').join(', ')})`
-  const insert = async (rows: typeof batch) => {
+  const insertRows = async (rows: typeof batch) => {
+    if (rows.length === 0) return 0
     const [result] = await trx.rawQuery(
       `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${rows.map(() => row).join(', ')}`,
       rows.flat() as any[]
     )
-    newLines += Number(result.affectedRows)
+    return Number(result.affectedRows)
+  }
+  const insert = async (rows: typeof batch) => {
+    if (statement.judge) await judgeRows(trx, account.id, rows, columns)
+    newLines += await insertRows(rows)
   }
   // One INSERT runs while the next batch is parsed; at most two batches are held.
   let inserting: Promise<void> = Promise.resolve()
@@ -109,11 +125,22 @@ export async function storeStatement(
     await inserting.catch(() => {})
   }
   await inserting
+  if (statement.judge) {
+    // The verdicts stored: the rows this import added (a line already known keeps its import).
+    const counts = await trx
+      .from('statement_lines')
+      .where('import_id', importId)
+      .whereIn('status', ['unmatched', 'late'])
+      .groupBy('status')
+      .select('status')
+      .count('* as total')
+    for (const { status, total } of counts) judged[status as keyof typeof judged] = Number(total)
+  }
   await trx
     .from('statement_imports')
     .where('id', importId)
     .update({ line_count: lineCount, new_lines: newLines })
-  return { importId: Number(importId), newLines, lines: lineCount }
+  return { importId: Number(importId), newLines, lines: lineCount, judged }
 
   async function parseAndQueue() {
     for await (const line of statement.lines) {
@@ -137,6 +164,7 @@ export async function storeStatement(
         line.reference,
         line.description,
         'new',
+        null,
         new Date(),
       ])
       if (batch.length >= statementBatching.lines) await flush()
@@ -189,15 +217,12 @@ async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>
   const late: Array<{ id: number; status: 'late'; note: string }> = []
   const toSettle: number[] = []
   for (const line of lines) {
-    const judgement = judgeLine(line, candidates)
+    const verdict = verdictWithoutOrder(line, judgeLine(line, candidates))
     // Decided on an order's state (or a payout's): judged again with it locked.
-    if (judgement.result === 'matched' || isPayoutReference(line.reference) || judgement.order) {
-      toSettle.push(line.id)
-    } else if (judgement.result === 'late') {
-      late.push({ id: line.id, status: 'late', note: judgement.note })
-    } else {
-      unmatched.push({ id: line.id, status: 'unmatched', note: judgement.note })
-    }
+    if (!verdict) toSettle.push(line.id)
+    else if (verdict.status === 'late')
+      late.push({ id: line.id, status: 'late', note: verdict.note })
+    else unmatched.push({ id: line.id, status: 'unmatched', note: verdict.note })
   }
   // One transaction per `linesPerTransaction` lines to settle; the first
   // also gives the other lines their verdicts (a commit is the costly part).
@@ -221,5 +246,50 @@ async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>
     // A late line judged by another importer meanwhile.
     if (start === 0) results.skipped += late.length - counts.judged.late
     for (const result of counts.settled.values()) results[result as MatchResult]++
+  }
+}
+
+/**
+ * The verdict the rules gave a line without any order's or payout's state
+ * (no order claims it, a debit without a payout reference, a payment for an
+ * expired order): final as it is. Null when the judgement rests on an order
+ * or a payout, which is judged again with them locked (`settleLines`).
+ */
+function verdictWithoutOrder(line: LineRow, judgement: Judgement) {
+  if (judgement.result === 'matched' || isPayoutReference(line.reference) || judgement.order) {
+    return null
+  }
+  return { status: judgement.result, note: judgement.note }
+}
+
+/**
+ * Judges a batch of rows about to be stored (`storeStatement` with judge):
+ * the rows a verdict without an order settles get it (status and note) in
+ * place. The candidates are read in the storing transaction, unlocked, as
+ * `matchImport` reads them.
+ */
+async function judgeRows(
+  trx: TransactionClientContract,
+  accountId: number,
+  rows: Array<Array<string | number | Date | null>>,
+  columns: string[]
+) {
+  const at = (name: string) => columns.indexOf(name)
+  // Not stored yet: the row's place in the batch stands in for its id.
+  const lines: LineRow[] = rows.map((values, index) => ({
+    id: index + 1,
+    deposit_account_id: accountId,
+    line_at: values[at('line_at')] as Date,
+    direction: values[at('direction')] as LineRow['direction'],
+    amount: values[at('amount')] as number,
+    reference: values[at('reference')] as string | null,
+    status: 'new',
+  }))
+  const candidates = await findCandidates(trx, lines, { lock: false })
+  for (const [index, line] of lines.entries()) {
+    const verdict = verdictWithoutOrder(line, judgeLine(line, candidates))
+    if (!verdict) continue
+    rows[index][at('status')] = verdict.status
+    rows[index][at('note')] = verdict.note.slice(0, 255)
   }
 }

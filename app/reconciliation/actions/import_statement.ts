@@ -65,6 +65,7 @@ export async function importStatement(
           fileSha256,
           lines: parseStatement(layout, data.content),
           actor,
+          judge: true,
         })
         await recordAudit(trx, actor, {
           action: 'statement.import',
@@ -86,6 +87,9 @@ export async function importStatement(
     throw ActionError.field('content', `Nothing imported: ${error.message}`)
   }
   const results = await matchImport(account.id, stored.importId)
+  // The lines given their verdict as they were stored.
+  results.unmatched += stored.judged.unmatched
+  results.late += stored.judged.late
   // New lines may establish what pending slips of this account claim.
   if (stored.newLines > 0) await scheduleSlipRecheck(account.id)
   return { importId: stored.importId, lines: stored.lines, newLines: stored.newLines, results }
