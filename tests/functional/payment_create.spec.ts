@@ -184,6 +184,23 @@ test.group('payment create: success shapes', (group) => {
     assert.deepEqual(amounts, [100, 100.01, 100.02])
   })
 
+  test('a slot row that says free while an order holds its amount is repaired, not reused', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount({ channel: 'qr' })
+    const first = (await create(who, { merchant_order_id: 'H1' })).json.data
+    // A hand edit: the order keeps 100.00, its slot row says free.
+    await db.from('deposit_slots').where('slot_amount', 100_00).update({ held: false })
+    const second = await create(who, { merchant_order_id: 'H2' })
+    assert.equal(second.status, 200, second.text)
+    assert.equal(first.transfer_amount, 100)
+    assert.equal(second.json.data.transfer_amount, 100.01)
+    const slot = await db.from('deposit_slots').where('slot_amount', 100_00).first()
+    assert.equal(Number(slot.held), 1)
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
   test('customer account_no is stored without separators', async ({ assert }) => {
     const who = await createDepositMerchant()
     await createDepositAccount()

@@ -3,6 +3,7 @@ import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
+import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { completePayout } from '#payouts/actions/complete_payout'
 import {
   authBody,
@@ -162,15 +163,27 @@ test.group('withdraw create', (group) => {
       200
     )
     assert.equal((await withdraw(who, { merchant_order_id: 'D5', bank: 'SCB' })).status, 200)
-    // After 3 minutes it is allowed again.
-    await db
-      .from('payout_orders')
-      .update({ created_at: DateTime.utc().minus({ minutes: 3, seconds: 1 }).toJSDate() })
+    // After 3 minutes it is allowed again (the rule's record ages with the orders).
+    const past = DateTime.utc().minus({ minutes: 3, seconds: 1 }).toJSDate()
+    await db.from('payout_orders').update({ created_at: past })
+    await db.from('payout_duplicate_guards').update({ last_withdrawal_at: past })
     assert.equal((await withdraw(who, { merchant_order_id: 'D6' })).status, 200)
 
     const lenient = await createPayoutMerchant(1000_00)
     assert.equal((await withdraw(lenient, { merchant_order_id: 'E1' })).status, 200)
     assert.equal((await withdraw(lenient, { merchant_order_id: 'E2' })).status, 200)
+    // Switched on, the check sees the withdrawals made just before, while it was off.
+    await db
+      .from('merchants')
+      .where('id', lenient.merchant.id)
+      .update({ withdraw_duplicate_check: true })
+    await merchantAuthChanged(undefined, lenient.merchantId)
+    assertError(
+      assert,
+      await withdraw(lenient, { merchant_order_id: 'E3' }),
+      409,
+      'duplicate-entry'
+    )
   })
 })
 
