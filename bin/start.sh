@@ -32,7 +32,8 @@ stop() {
 }
 trap stop INT TERM HUP EXIT
 
-node --import @poppinss/ts-exec bin/server.ts &
+# The heap bounds production uses too (docs/operations.md, "Memory").
+node --max-old-space-size=192 --max-semi-space-size=4 --import @poppinss/ts-exec bin/server.ts &
 pids+=($!)
 node ace.js queue:work &
 pids+=($!)

@@ -117,6 +117,13 @@ export function gatewayEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return env
 }
 
+/**
+ * The web process's heap bounds, as production starts it (docs/operations.md,
+ * "Memory"): without them V8 lets a busy process's heap grow to several
+ * times what it keeps alive (470 MiB under load, 168 MiB at rest).
+ */
+export const WEB_HEAP_FLAGS = ['--max-old-space-size=192', '--max-semi-space-size=4']
+
 /** `node build/bin/server.js` with `webConcurrency` web processes, ready when /health answers. */
 export async function startWeb(options: {
   port: number
@@ -124,7 +131,7 @@ export async function startWeb(options: {
   webConcurrency: number
   env: Record<string, string>
 }) {
-  const web = startChild('web', ['bin/server.js'], {
+  const web = startChild('web', [...WEB_HEAP_FLAGS, 'bin/server.js'], {
     cwd: BUILD,
     env: gatewayEnv({
       ...options.env,
