@@ -160,9 +160,24 @@ function slotHolder(line: LineRow, candidates: Candidates) {
   return order
 }
 
+/** The payment_orders columns `judgeLine` reads. */
+const RULE_COLUMNS = [
+  'id',
+  'deposit_account_id',
+  'payment_reference',
+  'platform_order_id',
+  'transfer_amount',
+  'slot_amount',
+  'status',
+  'status_before_freeze',
+  'order_at',
+  'expire_at',
+]
+
 /**
  * Reads the orders `judgeLine` needs for these lines, in a few queries
- * whatever their number. With `lock`, inside a transaction, the payment
+ * whatever their number. Without `lock` only the columns the rules read are
+ * read. With `lock`, inside a transaction, the payment
  * orders a line could pay are locked (FOR UPDATE) as they are read, so that
  * what the rules decide on them holds until the commit. Expired orders are
  * final and only named in a note: they are read without a lock.
@@ -205,10 +220,15 @@ export async function findCandidates(
   }
   const lockIf = <Query extends { forUpdate(): Query }>(query: Query) =>
     options.lock ? query.forUpdate() : query
+  // Read only to be judged: the columns the rules read. Locked, to be paid: whole.
+  const orders = () =>
+    options.lock
+      ? PaymentOrder.query({ client })
+      : PaymentOrder.query({ client }).select(RULE_COLUMNS)
 
   if (refs.size > 0) {
     const referenced = await lockIf(
-      PaymentOrder.query({ client })
+      orders()
         .whereIn('deposit_account_id', [...accounts])
         .where((query) =>
           query.whereIn('payment_reference', [...refs]).orWhereIn('platform_order_id', [...refs])
@@ -227,7 +247,7 @@ export async function findCandidates(
   }
   if (credits.length > 0) {
     const holders = await lockIf(
-      PaymentOrder.query({ client })
+      orders()
         .whereIn('deposit_account_id', [...accounts])
         .whereIn('slot_amount', [...creditAmounts])
         .orderBy('id')
