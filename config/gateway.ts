@@ -45,6 +45,14 @@ const gateway = {
     maxEntries: env.get('AUTH_CACHE_MAX_ENTRIES', 10_000),
   },
 
+  /**
+   * Per-process cache of the configuration payment create reads on every
+   * request: the platform row and the deposit group's accounts
+   * (app/core/process_cache.ts). A change saved in this process is seen at
+   * once, in the others within this lifetime. 0 turns the cache off.
+   */
+  configCacheTtlMs: env.get('CONFIG_CACHE_TTL_MS', 1000),
+
   /** Peers whose X-Forwarded-For / X-Forwarded-Proto headers are believed. */
   trustedProxies: (env.get('TRUSTED_PROXIES') ?? '')
     .split(',')

@@ -72,6 +72,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   WEB_CONCURRENCY: Env.schema.number.optional(),
   AUTH_CACHE_TTL_MS: Env.schema.number.optional(),
   AUTH_CACHE_MAX_ENTRIES: Env.schema.number.optional(),
+  CONFIG_CACHE_TTL_MS: Env.schema.number.optional(),
   ADMIN_IDLE_TIMEOUT_MINUTES: Env.schema.number.optional(),
   ADMIN_SESSION_MAX_HOURS: Env.schema.number.optional(),
   ADMIN_ENROLMENT_LINK_HOURS: Env.schema.number.optional(),

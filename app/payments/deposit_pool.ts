@@ -5,6 +5,7 @@ import DepositAccount, { type DepositChannel } from '#payments/models/deposit_ac
 import { windowsInEffect } from '#payments/maintenance_windows'
 import { addOrderToUsageStatement, counterUsage } from '#payments/deposit_usage_counters'
 import { statement } from '#core/sql_batch'
+import { depositPools } from '#payments/deposit_pool_cache'
 import { GATEWAY_ZONE } from '#core/clock'
 
 export type ReservationRefusal = 'inactive' | 'limit' | 'no_slot'
@@ -22,15 +23,19 @@ export async function eligibleAccounts(
   group: string,
   channels: DepositChannel[],
   amount: number,
-  now: DateTime = DateTime.utc()
+  at?: DateTime
 ) {
-  const accounts = await DepositAccount.query()
-    .where('deposit_group', group)
-    .where('active', true)
-    .whereIn('channel', channels)
-    .where('min_amount', '<=', amount)
-    .where((query) => query.whereNull('max_amount').orWhere('max_amount', '>=', amount))
-    .whereNotExists(windowsInEffect(now))
+  const now = at ?? DateTime.utc()
+  // A given time is a question about that time: never answered from the cache.
+  const pool = at
+    ? await activePool(group, now)
+    : await depositPools.get(group, () => activePool(group, now))
+  const accounts = pool.filter(
+    (account) =>
+      channels.includes(account.channel) &&
+      account.minAmount <= amount &&
+      (account.maxAmount === null || account.maxAmount >= amount)
+  )
   const usage = await counterUsage(db.connection(), accounts.filter(hasLimits), now)
   return accounts
     .map((account) => ({
@@ -45,6 +50,14 @@ export async function eligibleAccounts(
         a.tiebreak - b.tiebreak
     )
     .map(({ account }) => account)
+}
+
+/** A deposit group's active accounts outside a maintenance window at `now`. */
+async function activePool(group: string, now: DateTime) {
+  return await DepositAccount.query()
+    .where('deposit_group', group)
+    .where('active', true)
+    .whereNotExists(windowsInEffect(now))
 }
 
 /**

@@ -1,6 +1,5 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
-import Platform from '#merchants/models/platform'
 import { assertError } from '#tests/helpers/envelope'
 import {
   authBody,
@@ -9,6 +8,7 @@ import {
   createTestMerchant,
   resetDatabase,
   signedPost,
+  updatePlatforms,
 } from '#tests/helpers/merchants'
 import { startSecondGateway, type SecondGateway } from '#tests/helpers/second_process'
 
@@ -45,14 +45,14 @@ test.group('error logging levels', (group) => {
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr', hourlyCountLimit: 0 })
-    await Platform.query().update({ depositEnabled: false })
+    await updatePlatforms({ depositEnabled: false })
     // Each request its own merchant_order_id: identical signed bytes would be refused as a replay.
     const killswitch = await signedPost('/payment/create', who, authBody(who, ORDER), {
       baseUrl: gateway.url,
     })
     assertError(assert, killswitch, 503, 'service-unavailable')
 
-    await Platform.query().update({ depositEnabled: true })
+    await updatePlatforms({ depositEnabled: true })
     const limited = await signedPost(
       '/payment/create',
       who,

@@ -2,7 +2,6 @@ import { test } from '@japa/runner'
 import { assertError } from '#tests/helpers/envelope'
 import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
-import Platform from '#merchants/models/platform'
 import PaymentOrder from '#payments/models/payment_order'
 import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
@@ -14,6 +13,7 @@ import {
   resetDatabase,
   signedPost,
   type TestMerchant,
+  updatePlatforms,
 } from '#tests/helpers/merchants'
 
 const ORDER = {
@@ -137,7 +137,7 @@ test.group('payment create: success shapes', (group) => {
     assert,
   }) => {
     const who = await createDepositMerchant()
-    await Platform.query().update({ paymentPageDomain: null })
+    await updatePlatforms({ paymentPageDomain: null })
     await createDepositAccount({ channel: 'qr' })
     await createDepositAccount({ channel: 'transfer' })
     assert.isNull((await create(who, { merchant_order_id: 'A1' })).json.data.payment_url)
@@ -408,7 +408,7 @@ test.group('payment create: merchant and platform gates', (group) => {
   }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })
-    await Platform.query().update({ depositEnabled: false })
+    await updatePlatforms({ depositEnabled: false })
     for (const path of ['/payment/create-flex', '/payment/create', '/payment/create-transfer']) {
       const response = await create(who, {}, path)
       assertError(assert, response, 503, 'service-unavailable')
@@ -417,7 +417,7 @@ test.group('payment create: merchant and platform gates', (group) => {
     const now = DateTime.utc().setZone('Asia/Bangkok')
     const from = now.plus({ hours: 1 }).toFormat('HH:mm')
     const to = now.plus({ hours: 2 }).toFormat('HH:mm')
-    await Platform.query().update({
+    await updatePlatforms({
       depositEnabled: true,
       depositOpenFrom: from,
       depositOpenTo: to,
@@ -425,7 +425,7 @@ test.group('payment create: merchant and platform gates', (group) => {
     const closed = await create(who, {}, '/payment/create-flex')
     assertError(assert, closed, 503, 'service-unavailable')
     assert.deepEqual(closed.json.data, { code: 'outside_open_period' })
-    await Platform.query().update({
+    await updatePlatforms({
       depositOpenFrom: now.minus({ hours: 1 }).toFormat('HH:mm'),
       depositOpenTo: now.plus({ hours: 1 }).toFormat('HH:mm'),
     })
@@ -436,7 +436,7 @@ test.group('payment create: merchant and platform gates', (group) => {
   test('flex without payment_page_domain: 400 before any order exists', async ({ assert }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })
-    await Platform.query().update({ paymentPageDomain: null })
+    await updatePlatforms({ paymentPageDomain: null })
     assertError(
       assert,
       await create(who, {}, '/payment/create-flex'),
@@ -446,7 +446,7 @@ test.group('payment create: merchant and platform gates', (group) => {
     )
     assert.equal(await orderCount(), 0)
     // The same merchant_order_id is still free.
-    await Platform.query().update({ paymentPageDomain: 'pay.example.test' })
+    await updatePlatforms({ paymentPageDomain: 'pay.example.test' })
     assert.equal((await create(who, {}, '/payment/create-flex')).status, 200)
   })
 

@@ -2,7 +2,6 @@ import { test } from '@japa/runner'
 import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import Platform from '#merchants/models/platform'
 import PayoutOrder from '#payouts/models/payout_order'
 import { completePayout } from '#payouts/actions/complete_payout'
 import {
@@ -14,6 +13,7 @@ import {
   signedPost,
   type TestMerchant,
   withMarker,
+  updatePlatforms,
 } from '#tests/helpers/merchants'
 
 function settle(who: TestMerchant, fields: Record<string, unknown> = {}) {
@@ -136,7 +136,7 @@ test.group('THB settlement', (group) => {
 
     const who = await createPayoutMerchant(5000_00)
     const now = DateTime.utc().setZone('Asia/Bangkok')
-    await Platform.query().update({
+    await updatePlatforms({
       settlementOpenFrom: now.plus({ hours: 2 }).toFormat('HH:mm'),
       settlementOpenTo: now.plus({ hours: 3 }).toFormat('HH:mm'),
     })
@@ -152,7 +152,7 @@ test.group('THB settlement', (group) => {
       (await signedPost('/withdraw/create', who, authBody(who, PAYOUT_FIELDS))).status,
       200
     )
-    await Platform.query().update({ settlementOpenFrom: null, settlementOpenTo: null })
+    await updatePlatforms({ settlementOpenFrom: null, settlementOpenTo: null })
     assert.equal((await settle(who)).status, 200)
 
     const unrouted = await createTestMerchant()

@@ -35,6 +35,14 @@ export async function resetDatabase() {
   }
 }
 
+/**
+ * Changes every platform as an operator's edit does: through the model, whose
+ * save drops the per-process copies the merchant API reads (Platform.cached).
+ */
+export async function updatePlatforms(fields: Partial<Platform>) {
+  for (const platform of await Platform.all()) await platform.merge(fields).save()
+}
+
 /** The actor of what tests set up through the operator actions. */
 export const TEST_ACTOR = { name: 'test' }
 

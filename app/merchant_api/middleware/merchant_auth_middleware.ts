@@ -4,6 +4,7 @@ import app from '@adonisjs/core/services/app'
 import { MerchantAuthenticator } from '#merchant_api/merchant_authenticator'
 import { merchantAuthCache } from '#merchant_api/merchant_auth_cache'
 import { listenForMerchantAuthChanges } from '#merchants/merchant_auth_changes'
+import { listenForConfigChanges } from '#core/process_cache'
 import { RedisConnections } from '#core/redis'
 import { GatewayError } from '#exceptions/gateway_error'
 import {
@@ -21,6 +22,7 @@ async function replayAndLimits() {
   if (!guards) {
     const connections = await app.container.make(RedisConnections)
     listenForMerchantAuthChanges(connections)
+    listenForConfigChanges(connections)
     const redis = connections.main
     guards = {
       replay: new ReplayGuard(redis, gateway.timeToleranceSeconds),

@@ -1,5 +1,7 @@
 import { DateTime } from 'luxon'
-import { BaseModel, column, hasMany } from '@adonisjs/lucid/orm'
+import { BaseModel, afterDelete, afterSave, column, hasMany } from '@adonisjs/lucid/orm'
+import gateway from '#config/gateway'
+import { ProcessCache, configChanged } from '#core/process_cache'
 import type { HasMany } from '@adonisjs/lucid/types/relations'
 import Merchant from '#merchants/models/merchant'
 import { assertSatang } from '#core/money'
@@ -44,4 +46,21 @@ export default class Platform extends BaseModel {
 
   @hasMany(() => Merchant)
   declare merchants: HasMany<typeof Merchant>
+
+  /**
+   * The platform as payment create and settlement read it on every request
+   * (killswitch, open periods, payment page domain): from a per-process cache
+   * (CONFIG_CACHE_TTL_MS). Not for writing.
+   */
+  static cached(id: number) {
+    return platforms.get(id, () => Platform.findOrFail(id))
+  }
+
+  @afterSave()
+  @afterDelete()
+  static forgetCached(platform: Platform) {
+    return configChanged(platform.$trx, () => platforms.forget(platform.id))
+  }
 }
+
+const platforms = new ProcessCache<number, Platform>(() => gateway.configCacheTtlMs)

@@ -76,7 +76,7 @@ export class CreatePayment {
         'partner configuration missing: no deposit group is set for this merchant'
       )
     }
-    const platform = await Platform.findOrFail(merchant.platformId)
+    const platform = await Platform.cached(merchant.platformId)
     if (type === 'FLEX' && !platform.paymentPageDomain) {
       throw GatewayError.invalidInputs('payment_page_domain is not configured for this platform')
     }

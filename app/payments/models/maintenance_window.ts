@@ -1,5 +1,8 @@
 import { DateTime } from 'luxon'
-import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { BaseModel, afterDelete, afterSave, column } from '@adonisjs/lucid/orm'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import { depositPools } from '#payments/deposit_pool_cache'
+import { configChanged } from '#core/process_cache'
 
 /** A time when one deposit account, or every account of a bank, is out of selection. */
 export default class MaintenanceWindow extends BaseModel {
@@ -39,4 +42,11 @@ export default class MaintenanceWindow extends BaseModel {
 
   @column.dateTime({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
+
+  /** Payment create reads accounts from a per-process cache (app/payments/deposit_pool_cache.ts). */
+  @afterSave()
+  @afterDelete()
+  static forgetCachedPools(row: { $trx?: TransactionClientContract }) {
+    return configChanged(row.$trx, () => depositPools.forget())
+  }
 }

@@ -52,7 +52,7 @@ export class CreatePayout {
       if (!merchant.settlementEnabled) {
         throw GatewayError.permissionDenied('settlements are disabled for this merchant')
       }
-      const platform = await Platform.findOrFail(merchant.platformId)
+      const platform = await Platform.cached(merchant.platformId)
       if (!isWithinOpenPeriod(platform.settlementOpenFrom, platform.settlementOpenTo)) {
         throw GatewayError.permissionDenied(
           `settlements are accepted from ${platform.settlementOpenFrom} to ${platform.settlementOpenTo} (GMT+7)`
