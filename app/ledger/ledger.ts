@@ -64,13 +64,6 @@ export async function postLedgerTransaction(
 ) {
   validate(posting)
 
-  // Projection first: it locks the merchant's balance row early and fails fast
-  // (before any insert) when a guarded account would go negative.
-  const deltas = projectionDeltas([posting])
-  for (const [merchantId, columns] of deltas) {
-    await applyProjection(trx, merchantId, columns, posting.nonNegative ?? [])
-  }
-
   const idempotencyKey = idempotencyKeyOf(posting)
   let transactionId: number
   try {
@@ -88,6 +81,14 @@ export async function postLedgerTransaction(
     .insertQuery()
     .table('ledger_entries')
     .multiInsert(entryRows(posting, Number(transactionId), accountIds))
+
+  // Projection last: its UPDATE locks the merchant's balance row, which every
+  // posting of the merchant needs, until the caller commits, so it is taken
+  // as late as possible (callers post last, too). A guarded account that
+  // would go negative fails it, and the caller rolls everything back.
+  for (const [merchantId, columns] of projectionDeltas([posting])) {
+    await applyProjection(trx, merchantId, columns, posting.nonNegative ?? [])
+  }
   return Number(transactionId)
 }
 

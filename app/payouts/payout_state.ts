@@ -92,14 +92,15 @@ export async function transitionPayout(
   const now = change.now ?? DateTime.utc()
 
   if (change.connectorReference !== undefined) order.connectorReference = change.connectorReference
+  let postHold: (() => Promise<void>) | undefined
   if (change.to === 'success') {
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-    await consumeHold(trx, order, merchant)
+    postHold = consumeHold(trx, order, merchant)
     order.doneAt = now
     await writePayoutCallback(trx, order, merchant, 'SUCCESS', now.toJSDate())
   } else if (isFinalPayoutStatus(change.to)) {
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-    await returnHold(trx, order)
+    postHold = returnHold(trx, order)
     order.failureReason = change.failureReason ?? change.to
     order.doneAt = now
     await writePayoutCallback(trx, order, merchant, 'FAIL', now.toJSDate())
@@ -115,34 +116,45 @@ export async function transitionPayout(
     actor: change.actor,
     reason: change.reason ?? change.failureReason,
   })
+  // Last before the caller's commit: the posting locks the merchant's balance
+  // row, which every payout of the merchant needs, until then.
+  await postHold?.()
 }
 
-async function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchant: Merchant) {
+/** Sets the hold consumed and returns its posting, to be written last. */
+function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchant: Merchant) {
   const source = order.holdState === 'held' ? 'frozen' : 'available'
+  const wasReleased = order.holdState === 'released'
+  order.holdState = 'consumed'
   const legs = [
     { merchantId: merchant.id, account: source, amount: -order.total } as const,
     { gateway: 'payout_clearing', amount: order.amount } as const,
   ]
-  await postLedgerTransaction(trx, {
-    kind: `${order.kind}_success`,
-    reference: { type: order.kind, id: order.platformOrderId },
-    legs: order.fee > 0 ? [...legs, { gateway: 'fee_revenue', amount: order.fee }] : legs,
-  })
-  if (order.holdState === 'released') {
-    const balance = await trx
-      .from('merchant_balances')
-      .where('merchant_id', merchant.id)
-      .select('balance')
-      .firstOrFail()
-    if (Number(balance.balance) < 0) {
-      await trx.from('merchants').where('id', merchant.id).update({ negative_balance_flag: true })
+  return async () => {
+    await postLedgerTransaction(trx, {
+      kind: `${order.kind}_success`,
+      reference: { type: order.kind, id: order.platformOrderId },
+      legs: order.fee > 0 ? [...legs, { gateway: 'fee_revenue', amount: order.fee }] : legs,
+    })
+    if (wasReleased) {
+      const balance = await trx
+        .from('merchant_balances')
+        .where('merchant_id', merchant.id)
+        .select('balance')
+        .firstOrFail()
+      if (Number(balance.balance) < 0) {
+        await trx.from('merchants').where('id', merchant.id).update({ negative_balance_flag: true })
+      }
     }
   }
-  order.holdState = 'consumed'
 }
 
-async function returnHold(trx: TransactionClientContract, order: PayoutOrder) {
-  if (order.holdState === 'held') {
+/** Sets the hold returned and returns its posting (none unless it was held), to be written last. */
+function returnHold(trx: TransactionClientContract, order: PayoutOrder) {
+  const wasHeld = order.holdState === 'held'
+  order.holdState = 'returned'
+  return async () => {
+    if (!wasHeld) return
     await postLedgerTransaction(trx, {
       kind: `${order.kind}_hold_return`,
       reference: { type: order.kind, id: order.platformOrderId },
@@ -152,5 +164,4 @@ async function returnHold(trx: TransactionClientContract, order: PayoutOrder) {
       ],
     })
   }
-  order.holdState = 'returned'
 }
