@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import type DepositAccount from '#payments/models/deposit_account'
 import type { ParsedStatementLine } from '#reconciliation/statement_line'
@@ -103,19 +103,23 @@ export async function storeStatement(
     )
     return Number(result.affectedRows)
   }
-  const insert = async (rows: typeof batch) => {
-    if (statement.judge) await judgeRows(trx, account.id, rows, columns)
-    newLines += await insertRows(rows)
-  }
-  // One INSERT runs while the next batch is parsed; at most two batches are held.
+  // One INSERT runs while the next batch is parsed and judged (on a
+  // connection of its own: committed orders, unlocked, as matchImport reads
+  // them); at most three batches are held.
   let inserting: Promise<void> = Promise.resolve()
   const flush = async () => {
     if (batch.length === 0) return
     const rows = batch
     batch = []
-    await inserting
-    inserting = insert(rows)
+    const judging = statement.judge
+      ? judgeRows(db.connection(), account.id, rows, columns)
+      : Promise.resolve()
     // Failing now or when awaited: never unhandled meanwhile.
+    judging.catch(() => {})
+    await inserting
+    inserting = judging.then(async () => {
+      newLines += await insertRows(rows)
+    })
     inserting.catch(() => {})
   }
   try {
@@ -265,11 +269,10 @@ function verdictWithoutOrder(line: LineRow, judgement: Judgement) {
 /**
  * Judges a batch of rows about to be stored (`storeStatement` with judge):
  * the rows a verdict without an order settles get it (status and note) in
- * place. The candidates are read in the storing transaction, unlocked, as
- * `matchImport` reads them.
+ * place. The candidates are read unlocked, as `matchImport` reads them.
  */
 async function judgeRows(
-  trx: TransactionClientContract,
+  client: QueryClientContract,
   accountId: number,
   rows: Array<Array<string | number | Date | null>>,
   columns: string[]
@@ -285,7 +288,7 @@ async function judgeRows(
     reference: values[at('reference')] as string | null,
     status: 'new',
   }))
-  const candidates = await findCandidates(trx, lines, { lock: false })
+  const candidates = await findCandidates(client, lines, { lock: false })
   for (const [index, line] of lines.entries()) {
     const verdict = verdictWithoutOrder(line, judgeLine(line, candidates))
     if (!verdict) continue

@@ -271,6 +271,15 @@ test.group('statement import: orders paid in bulk', (group) => {
       results.reduce((sum, result) => sum + result.results.matched, 0),
       30
     )
+    // The 10 lines no order holds are in all three files: stored, and judged, once.
+    assert.equal(
+      results.reduce((sum, result) => sum + result.results.unmatched, 0),
+      10
+    )
+    assert.equal(
+      results.reduce((sum, result) => sum + result.newLines, 0),
+      40
+    )
     await assertPaidOnce(assert, orders)
     const total = orders.reduce((sum, order) => sum + order.amount, 0)
     const fees = (
