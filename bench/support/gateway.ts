@@ -122,7 +122,11 @@ export function gatewayEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * "Memory"): without them V8 lets a busy process's heap grow to several
  * times what it keeps alive (470 MiB under load, 168 MiB at rest).
  */
-export const WEB_HEAP_FLAGS = ['--max-old-space-size=192', '--max-semi-space-size=4']
+export const WEB_HEAP_FLAGS = (
+  process.env.WEB_HEAP_FLAGS ?? '--max-old-space-size=192 --max-semi-space-size=4'
+)
+  .split(' ')
+  .filter(Boolean)
 
 /** `node build/bin/server.js` with `webConcurrency` web processes, ready when /health answers. */
 export async function startWeb(options: {
