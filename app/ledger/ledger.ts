@@ -96,9 +96,10 @@ export async function postLedgerTransaction(
  * Many postings at once, inside the caller's database transaction, each
  * exactly as `postLedgerTransaction` would write it (the same validation,
  * idempotency keys, transaction rows and entries) but in a fixed number of
- * statements whatever their number: one projection UPDATE per merchant (the
- * postings' deltas summed, in merchant id order), one multi-row INSERT of
- * the transactions, one account lookup, one multi-row INSERT of the entries.
+ * statements whatever their number: one multi-row INSERT of the
+ * transactions, one account lookup, one multi-row INSERT of the entries,
+ * then one projection UPDATE per merchant (the postings' deltas summed, in
+ * merchant id order).
  * A guarded account (nonNegative) must not go below zero by the postings'
  * sum; all or nothing, so no intermediate state is ever committed. Every
  * posting needs an idempotency key (a reference, or its own key): a key
@@ -119,11 +120,6 @@ export async function postLedgerTransactions(
   }
   if (new Set(keys).size !== keys.length) {
     throw new DuplicatePostingError(keys.find((key, index) => keys.indexOf(key) !== index)!)
-  }
-
-  const guarded = new Set(postings.flatMap((posting) => posting.nonNegative ?? []))
-  for (const [merchantId, columns] of projectionDeltas(postings)) {
-    await applyProjection(trx, merchantId, columns, [...guarded])
   }
 
   const now = new Date()
@@ -157,6 +153,13 @@ export async function postLedgerTransactions(
     .insertQuery()
     .table('ledger_entries')
     .multiInsert(postings.flatMap((posting, index) => entryRows(posting, ids[index], accountIds)))
+
+  // Projection last, as postLedgerTransaction writes it: the balance rows stay
+  // locked from here to the caller's commit.
+  const guarded = new Set(postings.flatMap((posting) => posting.nonNegative ?? []))
+  for (const [merchantId, deltas] of projectionDeltas(postings)) {
+    await applyProjection(trx, merchantId, deltas, [...guarded])
+  }
   return ids
 }
 

@@ -18,10 +18,12 @@ import { SYSTEM } from '#core/actor'
  * (the state table must allow it) and changes the order in memory, as a
  * transition does: the next line of the batch judged against it finds it paid
  * and its transfer_amount slot gone. `writePayments` then writes them all in
- * the caller's transaction, with the orders locked by the caller: the
- * `payment_paid` postings (`paymentPaidPosting`, the ledger's rule, through
- * `postLedgerTransactions`), the slots released, each order's PAID callback
- * row, the orders' new state and their events. Nothing is written twice: a
+ * the caller's transaction, with the orders locked by the caller: the slots
+ * released, each order's PAID callback row, the orders' new state and their
+ * events, and last the `payment_paid` postings (`paymentPaidPosting`, the
+ * ledger's rule, through `postLedgerTransactions`): the merchants' balance
+ * rows are locked from then to the commit, so callers write these last too.
+ * Nothing is written twice: a
  * posting key or a callback row already there, or an order no longer open,
  * fails or skips as in the one-order path, and the caller rolls back.
  */
@@ -72,14 +74,11 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
     return merchant
   }
 
-  await postLedgerTransactions(
-    trx,
-    payments.map(({ order }) => {
-      const { fee, posting } = paymentPaidPosting(order, merchantOf(order).paymentFeeRateBps)
-      order.fee = fee
-      return posting
-    })
-  )
+  const postings = payments.map(({ order }) => {
+    const { fee, posting } = paymentPaidPosting(order, merchantOf(order).paymentFeeRateBps)
+    order.fee = fee
+    return posting
+  })
   await releaseSlots(trx, payments)
   for (const { order } of payments) {
     await writePaymentCallback(trx, order, merchantOf(order), 'PAID')
@@ -119,6 +118,9 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
         created_at: now.toJSDate(),
       }))
     )
+
+  // Last: the merchants' balance rows stay locked from here to the commit.
+  await postLedgerTransactions(trx, postings)
 }
 
 /**

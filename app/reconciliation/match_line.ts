@@ -390,13 +390,14 @@ export async function settleLines(
     }
     results.set(line.id, judgement.result)
   }
-  await writePayments(trx, payments)
   await markMatched(
     trx,
     paid.map(({ line, order }) => ({ lineId: line.id, orderType: 'payment', orderId: order.id }))
   )
   await setLines(trx, verdicts)
   await closeSlipsPaidByStatement(trx, paid)
+  // Last: its postings lock the merchants' balance rows until the commit.
+  await writePayments(trx, payments)
   return results
 }
 
