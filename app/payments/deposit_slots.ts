@@ -157,3 +157,30 @@ export async function releaseSlot(
     .where('slot_amount', slotAmount)
     .update({ held: false })
 }
+
+/**
+ * releaseSlot for many amounts at once (a statement import paying a batch of
+ * orders): one UPDATE per deposit account, accounts and amounts in order so
+ * that concurrent imports lock rows in the same order.
+ */
+export async function releaseSlots(
+  trx: TransactionClientContract,
+  slots: Array<{ accountId: number; slotAmount: number }>
+) {
+  const byAccount = new Map<number, number[]>()
+  for (const { accountId, slotAmount } of slots) {
+    const amounts = byAccount.get(accountId) ?? []
+    amounts.push(slotAmount)
+    byAccount.set(accountId, amounts)
+  }
+  for (const [accountId, amounts] of [...byAccount.entries()].sort(([a], [b]) => a - b)) {
+    await trx
+      .from('deposit_slots')
+      .where('deposit_account_id', accountId)
+      .whereIn(
+        'slot_amount',
+        amounts.sort((a, b) => a - b)
+      )
+      .update({ held: false })
+  }
+}

@@ -2,11 +2,11 @@ import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import Merchant from '#merchants/models/merchant'
-import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { paymentPaidPosting } from '#ledger/order_postings'
 import { writePaymentCallback } from '#callbacks/outbox'
 import { recordOrderEvent } from '#core/order_events'
 import { releaseSlot } from '#payments/deposit_slots'
-import { rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 
 /**
@@ -149,17 +149,7 @@ async function releaseHeldSlot(trx: TransactionClientContract, order: PaymentOrd
 }
 
 async function postPaid(trx: TransactionClientContract, order: PaymentOrder, merchant: Merchant) {
-  const fee = rateFee(order.amount, merchant.paymentFeeRateBps)
-  const adjustment = order.transferAmount - order.amount
-  const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -order.transferAmount }]
-  if (order.amount - fee !== 0)
-    legs.push({ merchantId: merchant.id, account: 'unsettled', amount: order.amount - fee })
-  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
-  if (adjustment !== 0) legs.push({ gateway: 'slot_adjustment', amount: adjustment })
-  await postLedgerTransaction(trx, {
-    kind: 'payment_paid',
-    reference: { type: 'payment', id: order.platformOrderId },
-    legs,
-  })
+  const { fee, posting } = paymentPaidPosting(order, merchant.paymentFeeRateBps)
+  await postLedgerTransaction(trx, posting)
   order.fee = fee
 }

@@ -4,6 +4,7 @@ import Merchant from '#merchants/models/merchant'
 import type PaymentOrder from '#payments/models/payment_order'
 import { assertPaymentTransition, IllegalTransitionError } from '#payments/payment_state'
 import { writePaymentCallback } from '#callbacks/outbox'
+import { releaseSlots } from '#payments/deposit_slots'
 import { postLedgerTransactions } from '#ledger/ledger'
 import { paymentPaidPosting } from '#ledger/order_postings'
 import { OrderEvent } from '#core/order_events'
@@ -79,7 +80,12 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
     order.fee = fee
     return posting
   })
-  await releaseSlots(trx, payments)
+  await releaseSlots(
+    trx,
+    payments.flatMap(({ order, slotAmount }) =>
+      slotAmount === null ? [] : [{ accountId: order.depositAccountId, slotAmount }]
+    )
+  )
   for (const { order } of payments) {
     await writePaymentCallback(trx, order, merchantOf(order), 'PAID')
   }
@@ -121,29 +127,4 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
 
   // Last: the merchants' balance rows stay locked from here to the commit.
   await postLedgerTransactions(trx, postings)
-}
-
-/**
- * Frees the transfer_amount slots the paid orders held: `releaseSlot`
- * (app/payments/deposit_slots.ts) for many amounts, one UPDATE per deposit
- * account instead of one per order.
- */
-async function releaseSlots(trx: TransactionClientContract, payments: LinePayment[]) {
-  const byAccount = new Map<number, number[]>()
-  for (const { order, slotAmount } of payments) {
-    if (slotAmount === null) continue
-    const amounts = byAccount.get(order.depositAccountId) ?? []
-    amounts.push(slotAmount)
-    byAccount.set(order.depositAccountId, amounts)
-  }
-  for (const [accountId, amounts] of [...byAccount.entries()].sort(([a], [b]) => a - b)) {
-    await trx
-      .from('deposit_slots')
-      .where('deposit_account_id', accountId)
-      .whereIn(
-        'slot_amount',
-        amounts.sort((a, b) => a - b)
-      )
-      .update({ held: false })
-  }
 }
