@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { configurePlatform } from '#merchants/actions/configure_platform'
 import { startSecondGateway, type SecondGateway } from '#tests/helpers/second_process'
 import { assertError } from '#tests/helpers/envelope'
-import type { RawResponse } from '#tests/helpers/http'
+import { refusedWithin } from '#tests/helpers/http'
 import {
   TEST_ACTOR,
   authBody,
@@ -29,17 +29,6 @@ function create(who: TestMerchant, baseUrl: string) {
     }),
     { baseUrl }
   )
-}
-
-/** Creates until one is refused, for at most `withinMs`; returns it and when it came. */
-async function refusedWithin(send: () => Promise<RawResponse>, withinMs = 1000) {
-  const started = Date.now()
-  for (;;) {
-    const response = await send()
-    const elapsed = Date.now() - started
-    if (response.status !== 200 || elapsed > withinMs) return { response, elapsed }
-    await sleep(25)
-  }
 }
 
 /**

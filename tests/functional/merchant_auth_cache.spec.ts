@@ -13,7 +13,7 @@ import { MerchantAuthCache, loadMerchantAuth } from '#merchant_api/merchant_auth
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { startSecondGateway, type SecondGateway } from '#tests/helpers/second_process'
 import { assertError } from '#tests/helpers/envelope'
-import { rawRequest, type RawResponse } from '#tests/helpers/http'
+import { rawRequest, refusedWithin } from '#tests/helpers/http'
 import { ace } from '#tests/helpers/ace'
 import {
   TEST_ACTOR,
@@ -25,20 +25,6 @@ import {
 } from '#tests/helpers/merchants'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * Sends fresh signed /balance requests until one is refused, for at most
- * `withinMs` from now; returns the refusal (or the last answer) and when it came.
- */
-async function refusedWithin(send: () => Promise<RawResponse>, withinMs = 1000) {
-  const started = Date.now()
-  for (;;) {
-    const response = await send()
-    const elapsed = Date.now() - started
-    if (response.status !== 200 || elapsed > withinMs) return { response, elapsed }
-    await sleep(25)
-  }
-}
 
 function balance(who: TestMerchant, baseUrl?: string) {
   return signedPost('/balance', who, authBody(who), { baseUrl })

@@ -65,3 +65,19 @@ export function rawRequest(path: string, options: RawRequestOptions = {}): Promi
     req.end()
   })
 }
+
+/**
+ * Sends `send` again (a fresh request each time) until it is answered other
+ * than 200, for at most `withinMs` from now; returns that answer (or the last
+ * one) and when it came. For changes made in one process that another must
+ * honour within a bound.
+ */
+export async function refusedWithin(send: () => Promise<RawResponse>, withinMs = 1000) {
+  const started = Date.now()
+  for (;;) {
+    const response = await send()
+    const elapsed = Date.now() - started
+    if (response.status !== 200 || elapsed > withinMs) return { response, elapsed }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
