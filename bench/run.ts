@@ -37,6 +37,7 @@ import {
   startWorker,
   waitUntilListening,
   writeCertificate,
+  WEB_HEAP_FLAGS,
 } from './support/gateway.js'
 import { runLoad, type LoadResult } from './support/loader.js'
 import { mib } from './support/proc.js'
@@ -657,10 +658,14 @@ async function verifyLedger() {
 
 /* --- children ------------------------------------------------------------------------ */
 
-/** bench/statement_import.ts as compiled in build/ (a GC before it measures the import's peak RSS). */
+/**
+ * bench/statement_import.ts as compiled in build/ (a GC before it measures
+ * the import's peak RSS), with the web process's heap flags: an operator's
+ * statement upload is imported in the web process.
+ */
 async function runImportBenchmark(lines: number, orders: number) {
   const output = await captureChild(
-    ['--expose-gc', join(BUILD, 'bench/statement_import.js')],
+    [...WEB_HEAP_FLAGS, '--expose-gc', join(BUILD, 'bench/statement_import.js')],
     BUILD,
     { ...process.env, LINES: String(lines), ORDERS: String(orders) },
     true
