@@ -1,7 +1,7 @@
 import app from '@adonisjs/core/services/app'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import redisConfig from '#config/redis'
-import { RedisConnections, redisUsable } from '#core/redis'
+import { RedisConnections, followChannel, publishChange } from '#core/redis'
 
 /**
  * Values read from the database, kept in this process for at most `ttlMs`
@@ -54,7 +54,7 @@ export class ProcessCache<K, V> {
 const caches = new Set<ProcessCache<unknown, unknown>>()
 
 /** Pub/sub channels are server-wide, not per database: the database number keeps test runs apart. */
-export const CONFIG_CHANNEL = `gateway:config-changed:${redisConfig.db}`
+const CONFIG_CHANNEL = `gateway:config-changed:${redisConfig.db}`
 
 /**
  * Announces that configuration a ProcessCache holds changed: `forget` runs in
@@ -76,37 +76,18 @@ export function configChanged(trx: TransactionClientContract | undefined, forget
 }
 
 async function publish() {
-  try {
-    const redis = (await app.container.make(RedisConnections)).main
-    if (await redisUsable(redis)) await redis.publish(CONFIG_CHANNEL, '*')
-  } catch {
-    // Redis away: the other processes' copies expire within CONFIG_CACHE_TTL_MS.
-  }
+  // Redis away: the other processes' copies expire within CONFIG_CACHE_TTL_MS.
+  await publishChange(await app.container.make(RedisConnections), CONFIG_CHANNEL, '*')
 }
 
 let subscribed = false
 
-/**
- * Subscribes this process to the changes announced by the others (once).
- * Every (re)subscription drops everything: messages sent while the
- * connection was down are lost.
- */
+/** Subscribes this process to the changes announced by the others (once). */
 export function listenForConfigChanges(connections: RedisConnections) {
   if (subscribed) return
   subscribed = true
   const forgetAll = () => {
     for (const cache of caches) cache.forget()
   }
-  const subscriber = connections.subscriber
-  subscriber.on('message', (channel: string) => {
-    if (channel === CONFIG_CHANNEL) forgetAll()
-  })
-  const subscribe = () => {
-    subscriber
-      .subscribe(CONFIG_CHANNEL)
-      .then(forgetAll)
-      .catch(() => {})
-  }
-  subscriber.on('ready', subscribe)
-  if (subscriber.status === 'ready') subscribe()
+  followChannel(connections, CONFIG_CHANNEL, forgetAll, forgetAll)
 }

@@ -101,3 +101,47 @@ export class RedisConnections {
     }
   }
 }
+
+/**
+ * Publishes `message` on `channel` with the process's main connection; a
+ * process that has not connected yet (a CLI command) is given its first
+ * connect. Best effort: with Redis away nothing is sent, and the listeners'
+ * caches are bounded by their own lifetimes.
+ */
+export async function publishChange(
+  connections: RedisConnections,
+  channel: string,
+  message: string
+) {
+  try {
+    const redis = connections.main
+    if (await redisUsable(redis)) await redis.publish(channel, message)
+  } catch {}
+}
+
+/**
+ * Follows `channel` on the process's subscriber connection: `onMessage` for
+ * each message, `onSubscribed` each time Redis confirms the subscription
+ * (first and after every reconnect: messages sent while the connection was
+ * down are lost, so a listener drops everything it caches then). The
+ * subscription is re-made by hand after a reconnect.
+ */
+export function followChannel(
+  connections: RedisConnections,
+  channel: string,
+  onMessage: (message: string) => void,
+  onSubscribed: () => void
+) {
+  const subscriber = connections.subscriber
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) onMessage(message)
+  })
+  const subscribe = () => {
+    subscriber
+      .subscribe(channel)
+      .then(onSubscribed)
+      .catch(() => {})
+  }
+  subscriber.on('ready', subscribe)
+  if (subscriber.status === 'ready') subscribe()
+}

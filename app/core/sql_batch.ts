@@ -4,14 +4,13 @@ import type { LucidModel, LucidRow } from '@adonisjs/lucid/types/model'
 import { BATCH_CONNECTION } from '#config/database'
 
 /**
- * Statement batches: several statements sent in one round trip, for the hot
- * paths whose transactions take a row lock that every request of a merchant
- * or deposit account needs (the balance row, the limit counters). Such a lock
- * is held until COMMIT; sent one by one, every statement after it adds a round
- * trip through a busy event loop to the time everyone else waits, and that
- * time, not the database's work, capped creates and withdrawals at a few
- * hundred per second. Sent with its COMMIT in one batch, the lock lives only
- * inside the server.
+ * Statement batches: several statements sent in one round trip, for payment
+ * create, whose transaction takes row locks every create on a deposit
+ * account needs (its limit counters). Such a lock is held until COMMIT; sent
+ * one by one, every statement after it adds a round trip through a busy
+ * event loop to the time everyone else waits, and that time, not the
+ * database's work, capped creates at a few hundred per second. Sent with its
+ * COMMIT in one batch, the lock lives only inside the server.
  *
  * Batches run on their own connection pool (BATCH_CONNECTION), the only one
  * that accepts several statements per query: the rest of the gateway keeps
@@ -19,8 +18,6 @@ import { BATCH_CONNECTION } from '#config/database'
  * Its sessions are READ COMMITTED (each statement sees the latest committed
  * rows, as the hot paths need) and strict (the refusal below needs it).
  */
-export { BATCH_CONNECTION }
-
 export interface Statement {
   sql: string
   bindings: readonly unknown[]

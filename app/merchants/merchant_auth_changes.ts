@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis'
 import app from '@adonisjs/core/services/app'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import redisConfig from '#config/redis'
-import { RedisConnections, redisUsable } from '#core/redis'
+import { RedisConnections, followChannel, publishChange } from '#core/redis'
 
 /**
  * Announces changes to what merchant authentication reads (the merchant row,
@@ -56,39 +55,26 @@ export async function merchantAuthChanged(
 
 async function announce(merchantId: string) {
   tellListeners(merchantId)
-  try {
-    const redis = (await app.container.make(RedisConnections)).main
-    // A process that has not connected yet (a CLI command) is given its first connect.
-    if (await redisUsable(redis)) await redis.publish(MERCHANT_AUTH_CHANNEL, merchantId)
-  } catch {
-    // Redis away: the other processes' copies expire within AUTH_CACHE_TTL_MS.
-  }
+  // Redis away: the other processes' copies expire within AUTH_CACHE_TTL_MS.
+  await publishChange(await app.container.make(RedisConnections), MERCHANT_AUTH_CHANNEL, merchantId)
 }
 
 let subscribed = false
 
 /**
  * Subscribes this process to the changes announced by the others (once).
- * Every (re)subscription drops everything cached: messages sent while the
- * connection was down are lost. The subscription is re-made by hand after
- * a reconnect, and the cache dropped when Redis confirms it, so that nothing
- * read before the confirmation survives it.
+ * Every (re)subscription drops everything cached, once Redis confirms it, so
+ * that nothing read before the confirmation survives it.
  */
 export function listenForMerchantAuthChanges(connections: RedisConnections) {
   if (subscribed) return
   subscribed = true
-  const subscriber: Redis = connections.subscriber
-  subscriber.on('message', (channel: string, message: string) => {
-    if (channel === MERCHANT_AUTH_CHANNEL && message.length > 0 && message.length <= 64) {
-      tellListeners(message)
-    }
-  })
-  const subscribe = () => {
-    subscriber
-      .subscribe(MERCHANT_AUTH_CHANNEL)
-      .then(() => tellListeners(null))
-      .catch(() => {})
-  }
-  subscriber.on('ready', subscribe)
-  if (subscriber.status === 'ready') subscribe()
+  followChannel(
+    connections,
+    MERCHANT_AUTH_CHANNEL,
+    (message) => {
+      if (message.length > 0 && message.length <= 64) tellListeners(message)
+    },
+    () => tellListeners(null)
+  )
 }
