@@ -63,6 +63,29 @@ export async function recordOrderEvent(trx: TransactionClientContract, event: Ne
   await OrderEvent.create(eventRow(event), { client: trx })
 }
 
+/** recordOrderEvent for many orders changed together (a statement import's batch), one INSERT. */
+export async function recordOrderEvents(trx: TransactionClientContract, events: NewOrderEvent[]) {
+  if (events.length === 0) return
+  const createdAt = new Date()
+  await trx
+    .insertQuery()
+    .table(OrderEvent.table)
+    .multiInsert(
+      events.map((event) => {
+        const row = eventRow(event)
+        return {
+          order_type: row.orderType,
+          order_id: row.orderId,
+          from_status: row.fromStatus,
+          to_status: row.toStatus,
+          actor: row.actor,
+          reason: row.reason,
+          created_at: createdAt,
+        }
+      })
+    )
+}
+
 /**
  * The event of an order created by the statement just before this one in
  * the same batch (app/core/sql_batch.ts): its id is LAST_INSERT_ID().

@@ -7,7 +7,7 @@ import { writePaymentCallback } from '#callbacks/outbox'
 import { releaseSlots } from '#payments/deposit_slots'
 import { postLedgerTransactions } from '#ledger/ledger'
 import { paymentPaidPosting } from '#ledger/order_postings'
-import { OrderEvent } from '#core/order_events'
+import { recordOrderEvents } from '#core/order_events'
 import { SYSTEM } from '#core/actor'
 
 /**
@@ -110,20 +110,17 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
   }
   for (const { order } of payments) order.updatedAt = now
 
-  await trx
-    .insertQuery()
-    .table(OrderEvent.table)
-    .multiInsert(
-      payments.map(({ order, reason }) => ({
-        order_type: 'payment',
-        order_id: order.id,
-        from_status: 'open',
-        to_status: 'unsettled_paid',
-        actor: SYSTEM.name,
-        reason: reason.slice(0, 255),
-        created_at: now.toJSDate(),
-      }))
-    )
+  await recordOrderEvents(
+    trx,
+    payments.map(({ order, reason }) => ({
+      orderType: 'payment',
+      orderId: order.id,
+      from: 'open',
+      to: 'unsettled_paid',
+      actor: SYSTEM,
+      reason,
+    }))
+  )
 
   // Last: the merchants' balance rows stay locked from here to the commit.
   await postLedgerTransactions(trx, postings)
