@@ -61,22 +61,39 @@ export function stopOnSignals(
 const IDLE_GRACE_MS = 1000
 
 /**
+ * How long a draining server keeps its listening socket open. Closing it
+ * resets every connection the kernel has queued but the process not yet
+ * accepted, and a client that opened one just before the signal (one
+ * connection per request is common) would see its request reset. Meanwhile
+ * new connections are accepted and answered with `Connection: close`.
+ */
+const LISTEN_GRACE_MS = 250
+
+/**
  * Lets HTTP(S) servers finish what they are doing without taking more. When
- * draining starts, a server stops accepting connections, answers every
- * request with `Connection: close` (so that the client closes after it), and
- * closes a keep-alive connection once it has been idle for a second. Not at
- * once: a client may be sending on a connection that looks idle (bytes still
- * in TLS), and closing it then would reset a request the merchant believes
- * was sent. Whatever is still open at the deadline is cut.
+ * draining starts, a server answers every request with `Connection: close`
+ * (so that the client closes after it), stops listening LISTEN_GRACE_MS
+ * later, and closes a keep-alive connection once it has been idle for a
+ * second. Not at once: a client may be sending on a connection that looks
+ * idle (bytes still in TLS), and closing it then would reset a request the
+ * merchant believes was sent. A connection still in its TLS handshake counts
+ * as busy. Whatever is still open at the deadline is cut.
  */
 export function drainer() {
   const servers: Server[] = []
+  /** Connections that carry requests (for HTTPS: once the TLS handshake is done). */
   const sockets = new Map<Socket, { busy: number; idleSince: number }>()
+  /** Every accepted TCP connection until it closes, handshake or not. */
+  const accepted = new Set<Socket>()
   let draining = false
 
   return {
     track(server: Server) {
       servers.push(server)
+      server.on('connection', (raw: Socket) => {
+        accepted.add(raw)
+        raw.once('close', () => accepted.delete(raw))
+      })
       const connectionEvent = server instanceof HttpsServer ? 'secureConnection' : 'connection'
       server.on(connectionEvent, (socket: Socket) => {
         sockets.set(socket, { busy: 0, idleSince: Date.now() })
@@ -98,12 +115,23 @@ export function drainer() {
     drain(timeoutMs: number): Promise<void> {
       draining = true
       const deadline = Date.now() + timeoutMs
-      // net.Server's close: stop listening without http's immediate close of idle connections.
-      for (const server of servers) NetServer.prototype.close.call(server)
+      let listening = true
+      // net.Server's close: stop listening without http's immediate close of
+      // idle connections. After a timer, then after one more turn of the event
+      // loop, whose poll phase accepts what the kernel queued meanwhile.
+      setTimeout(
+        () =>
+          setImmediate(() => {
+            for (const server of servers) NetServer.prototype.close.call(server)
+            listening = false
+          }),
+        Math.min(LISTEN_GRACE_MS, timeoutMs)
+      )
       return new Promise((resolve) => {
         const sweep = setInterval(() => {
           const now = Date.now()
           const idle: Socket[] = []
+          if (now >= deadline) for (const raw of accepted) raw.destroy()
           for (const [socket, state] of sockets) {
             if (now >= deadline) socket.destroy()
             else if (state.busy === 0 && now - state.idleSince >= IDLE_GRACE_MS) idle.push(socket)
@@ -120,7 +148,7 @@ export function drainer() {
               }
             }
           })
-          if (sockets.size === 0 || now >= deadline) {
+          if ((!listening && accepted.size === 0 && sockets.size === 0) || now >= deadline) {
             clearInterval(sweep)
             resolve()
           }
