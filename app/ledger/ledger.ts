@@ -6,6 +6,7 @@ import {
   MERCHANT_ACCOUNTS,
   type GatewayAccountCode,
   type MerchantAccountCode,
+  type BalanceColumn,
 } from '#ledger/accounts'
 import {
   DuplicatePostingError,
@@ -14,6 +15,13 @@ import {
 } from '#ledger/errors'
 import { isDuplicateKey } from '#core/db_retry'
 import { assertSatang } from '#core/money'
+import {
+  duplicateKeyName,
+  refuseUnless,
+  refusedColumn,
+  statement,
+  type Statement,
+} from '#core/sql_batch'
 
 export type LedgerLeg =
   | { merchantId: number; account: MerchantAccountCode; amount: number }
@@ -340,4 +348,69 @@ async function resolveAccountIds(
   // see this transaction's older snapshot, without the row.
   remember(await lookup(true))
   return found
+}
+
+/**
+ * postLedgerTransaction's writes as statements for a batch that ends in its
+ * COMMIT (app/core/sql_batch.ts), for the hot paths: the accounts are
+ * resolved now, before any lock is taken; the statements then write the
+ * transaction row, its entries (LAST_INSERT_ID(): the row just written) and
+ * the projection, whose merchant balance row lock every posting of the
+ * merchant needs, and which the batch holds only inside the server. A
+ * guarded account that would go below zero refuses its statement, and so
+ * the batch; ledgerRefusal() turns that into InsufficientBalanceError.
+ */
+export async function postingStatements(
+  trx: TransactionClientContract,
+  posting: LedgerPosting
+): Promise<Statement[]> {
+  validate(posting)
+  const accountIds = await resolveAccountIds(trx, uniqueKeys(posting.legs.map(legKey)))
+  const row = transactionRow(posting, idempotencyKeyOf(posting), new Date())
+  const columns = Object.keys(row)
+  const entries = entryRows(posting, 0, accountIds)
+  const guarded = new Set((posting.nonNegative ?? []).map((code) => MERCHANT_ACCOUNTS[code]))
+  return [
+    statement(
+      `INSERT INTO ledger_transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+      Object.values(row)
+    ),
+    statement(
+      `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${entries
+        .map(() => '(LAST_INSERT_ID(), ?, ?)')
+        .join(', ')}`,
+      entries.flatMap((entry) => [entry.account_id, entry.amount])
+    ),
+    ...projectionDeltas([posting]).map(([merchantId, deltas]) => {
+      // Column names come from MERCHANT_ACCOUNTS, never from input; values are bound.
+      const sets = Object.keys(deltas).map((column) =>
+        guarded.has(column as BalanceColumn)
+          ? `${column} = ${refuseUnless(`${column} + ? >= 0`, `${column} + ?`)}`
+          : `${column} = ${column} + ?`
+      )
+      return statement(
+        `UPDATE merchant_balances SET ${sets.join(', ')}, updated_at = ? WHERE merchant_id = ?`,
+        [
+          ...Object.entries(deltas).flatMap(([column, delta]) =>
+            guarded.has(column as BalanceColumn) ? [delta, delta] : [delta]
+          ),
+          new Date(),
+          merchantId,
+        ]
+      )
+    }),
+  ]
+}
+
+/** The ledger's error for a batch with postingStatements() that the database refused, or null. */
+export function ledgerRefusal(error: unknown, posting: LedgerPosting, merchantId: number) {
+  const column = refusedColumn(error)
+  if (column && Object.values(MERCHANT_ACCOUNTS).includes(column as BalanceColumn)) {
+    return new InsufficientBalanceError(merchantId)
+  }
+  const key = idempotencyKeyOf(posting)
+  if (key && duplicateKeyName(error)?.startsWith('ledger_transactions')) {
+    return new DuplicatePostingError(key)
+  }
+  return null
 }

@@ -163,10 +163,10 @@ test.group('withdraw create', (group) => {
       200
     )
     assert.equal((await withdraw(who, { merchant_order_id: 'D5', bank: 'SCB' })).status, 200)
-    // After 3 minutes it is allowed again.
-    await db
-      .from('payout_orders')
-      .update({ created_at: DateTime.utc().minus({ minutes: 3, seconds: 1 }).toJSDate() })
+    // After 3 minutes it is allowed again (the rule's record ages with the orders).
+    const past = DateTime.utc().minus({ minutes: 3, seconds: 1 }).toJSDate()
+    await db.from('payout_orders').update({ created_at: past })
+    await db.from('payout_duplicate_guards').update({ last_withdrawal_at: past })
     assert.equal((await withdraw(who, { merchant_order_id: 'D6' })).status, 200)
 
     const lenient = await createPayoutMerchant(1000_00)

@@ -9,28 +9,39 @@ import type { PayoutCreateInput } from '#merchant_api/validators/payout_create'
 import { payoutConnector } from '#payouts/connectors/registry'
 import { payoutFee } from '#payouts/fees'
 import { isWithinOpenPeriod } from '#merchants/open_period'
-import { reserveMerchantOrderId } from '#merchants/merchant_order_ids'
-import { postLedgerTransaction } from '#ledger/ledger'
+import {
+  asDuplicateMerchantOrderId,
+  reserveMerchantOrderIdStatement,
+} from '#merchants/merchant_order_ids'
+import { ledgerRefusal, postingStatements, type LedgerPosting } from '#ledger/ledger'
+import { asDuplicateWithdrawal, recordWithdrawalStatement } from '#payouts/duplicate_withdrawals'
 import { InsufficientBalanceError } from '#ledger/errors'
 import { newPlatformOrderId } from '#core/order_ids'
 import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
 import { dispatch } from '#core/queue/queue_manager'
-import { recordOrderEvent } from '#core/order_events'
+import { createdOrderEventStatement } from '#core/order_events'
+import {
+  batchTransaction,
+  insertStatement,
+  markInserted,
+  runBatch,
+  statement,
+} from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 import logger from '@adonisjs/core/services/logger'
 
-export const DUPLICATE_WINDOW_MINUTES = 3
 export const holdSeconds = () => payoutsConfig.holdSeconds
 
 /**
  * /withdraw/create and /thb-settlement/create. Checks: permission and
  * settlement hours (403), payout route (404), amount range and registered
  * settlement accounts (400); then one transaction that reserves the
- * settlement's merchant_order_id (409), locks the merchant's balance row,
- * applies the 3-minute duplicate rule (409), writes the order and takes the
- * hold of amount + fee with a conditional update (400 when the balance is
- * short, and nothing is written).
+ * settlement's merchant_order_id (409) or applies the 3-minute duplicate
+ * rule of withdrawals (409), writes the order and takes the hold of amount +
+ * fee with a conditional update (400 when the balance is short, and nothing
+ * is written), in two round trips to the database: the ledger accounts' ids,
+ * then one statement batch ending in the COMMIT (app/core/sql_batch.ts).
  */
 export class CreatePayout {
   async execute(merchant: Merchant, kind: PayoutKind, input: PayoutCreateInput) {
@@ -41,7 +52,7 @@ export class CreatePayout {
       if (!merchant.settlementEnabled) {
         throw GatewayError.permissionDenied('settlements are disabled for this merchant')
       }
-      const platform = await Platform.findOrFail(merchant.platformId)
+      const platform = await Platform.cached(merchant.platformId)
       if (!isWithinOpenPeriod(platform.settlementOpenFrom, platform.settlementOpenTo)) {
         throw GatewayError.permissionDenied(
           `settlements are accepted from ${platform.settlementOpenFrom} to ${platform.settlementOpenTo} (GMT+7)`
@@ -69,91 +80,73 @@ export class CreatePayout {
 
     const fee = payoutFee(merchant, kind, input.amount)
     const order = await withDeadlockRetry(() =>
-      db.transaction(
-        async (trx) => {
-          if (kind === 'settlement') {
-            await reserveMerchantOrderId(trx, merchant.id, input.merchantOrderId, 'settlement')
-          }
-          // Serialises this merchant's payouts: the duplicate rule below reads
-          // what every other process committed before us.
-          await trx.from('merchant_balances').where('merchant_id', merchant.id).forUpdate().first()
+      batchTransaction(async (trx) => {
+        const now = DateTime.utc()
+        const created = new PayoutOrder().fill({
+          platformOrderId: newPlatformOrderId(
+            merchant.orderPrefix,
+            kind === 'withdraw' ? 'W' : 'M',
+            now
+          ),
+          merchantId: merchant.id,
+          kind,
+          merchantOrderId: input.merchantOrderId,
+          amount: input.amount,
+          fee,
+          bank: input.bank,
+          accountNo: input.accountNo,
+          accountName: input.accountName,
+          notifyUrl: input.notifyUrl,
+          status: 'new',
+          holdState: 'held',
+          holdExpiresAt: now.plus({ seconds: holdSeconds() }),
+          connector: connector.name,
+          orderAt: now,
+        })
+        const hold: LedgerPosting = {
+          kind: `${kind}_hold`,
+          reference: { type: kind, id: created.platformOrderId },
+          legs: [
+            { merchantId: merchant.id, account: 'available', amount: -(input.amount + fee) },
+            { merchantId: merchant.id, account: 'frozen', amount: input.amount + fee },
+          ],
+          nonNegative: ['available'],
+        }
+        const holdStatements = await postingStatements(trx, hold)
 
-          const now = DateTime.utc()
-          if (kind === 'withdraw' && merchant.withdrawDuplicateCheck) {
-            const duplicate = await trx
-              .from('payout_orders')
-              .where({
-                merchant_id: merchant.id,
-                kind: 'withdraw',
-                bank: input.bank,
-                account_no: input.accountNo,
-                amount: input.amount,
-              })
-              .where(
-                'created_at',
-                '>=',
-                now.minus({ minutes: DUPLICATE_WINDOW_MINUTES }).toJSDate()
-              )
-              .first()
-            if (duplicate) {
-              throw GatewayError.duplicateEntry(
-                `a withdrawal of ${formatAmount(input.amount)} to ${input.bank} ${input.accountNo} was made in the last ${DUPLICATE_WINDOW_MINUTES} minutes`
-              )
-            }
-          }
-
-          const created = await PayoutOrder.create(
-            {
-              platformOrderId: newPlatformOrderId(
-                merchant.orderPrefix,
-                kind === 'withdraw' ? 'W' : 'M',
-                now
-              ),
-              merchantId: merchant.id,
-              kind,
-              merchantOrderId: input.merchantOrderId,
-              amount: input.amount,
-              fee,
-              bank: input.bank,
-              accountNo: input.accountNo,
-              accountName: input.accountName,
-              notifyUrl: input.notifyUrl,
-              status: 'new',
-              holdState: 'held',
-              holdExpiresAt: now.plus({ seconds: holdSeconds() }),
-              connector: connector.name,
-              orderAt: now,
-            },
-            { client: trx }
-          )
-
-          try {
-            await postLedgerTransaction(trx, {
-              kind: `${kind}_hold`,
-              reference: { type: kind, id: created.platformOrderId },
-              legs: [
-                { merchantId: merchant.id, account: 'available', amount: -(input.amount + fee) },
-                { merchantId: merchant.id, account: 'frozen', amount: input.amount + fee },
-              ],
-              nonNegative: ['available'],
-            })
-          } catch (error) {
-            if (!(error instanceof InsufficientBalanceError)) throw error
+        // One round trip, ending in the COMMIT: the duplicate rule's row (a
+        // settlement's merchant_order_id, a withdrawal's bank, account and
+        // amount), the order, its event and the hold of amount + fee. The
+        // merchant's balance row, which every payout of the merchant needs,
+        // is locked and released inside the server.
+        try {
+          const [, inserted] = await runBatch(trx, [
+            kind === 'settlement'
+              ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
+              : recordWithdrawalStatement(merchant.id, input, now, merchant.withdrawDuplicateCheck),
+            insertStatement(created),
+            createdOrderEventStatement({
+              orderType: kind,
+              to: 'new',
+              actor: merchantActor(merchant.merchantId),
+            }),
+            ...holdStatements,
+            statement('COMMIT'),
+          ])
+          return markInserted(created, inserted)
+        } catch (error) {
+          const refusal =
+            asDuplicateMerchantOrderId(error, input.merchantOrderId) ??
+            asDuplicateWithdrawal(error, input) ??
+            ledgerRefusal(error, hold, merchant.id)
+          if (refusal instanceof InsufficientBalanceError) {
             throw GatewayError.invalidInputs(
               `insufficient balance: amount + fee = ${formatAmount(input.amount + fee)} exceeds the available balance`
             )
           }
-          await recordOrderEvent(trx, {
-            orderType: kind,
-            orderId: created.id,
-            from: null,
-            to: 'new',
-            actor: merchantActor(merchant.merchantId),
-          })
-          return created
-        },
-        { isolationLevel: 'read committed' }
-      )
+          throw refusal ?? error
+        }
+      })
     )
 
     await scheduleAfterCreate(order)

@@ -6,6 +6,7 @@ import { SYSTEM, type Actor } from '#core/actor'
 import { PAYOUT_CONNECTORS, payoutConnector } from '#payouts/connectors/registry'
 import { completePayout, releasePayoutHold } from '#payouts/actions/complete_payout'
 import queueConfig from '#config/queue'
+import { forgetPastWithdrawals } from '#payouts/duplicate_withdrawals'
 
 /**
  * new → queue → (connector) → pending. Each step is its own short transaction
@@ -121,5 +122,6 @@ export async function sweepPayouts(now = DateTime.utc()) {
     .select('id')
   let released = 0
   for (const { id } of overdue) if (await releasePayoutHold(id, now)) released++
+  await forgetPastWithdrawals(now)
   return { dispatched: stuck.length, answered, released }
 }
