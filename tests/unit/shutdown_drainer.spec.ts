@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import { connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
-import { createServer, request, type Server } from 'node:https'
+import { createServer, request } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { drainer } from '#start/shutdown'
 import { generateSelfSignedCertificate } from '#core/tls_certificate'
@@ -14,7 +14,7 @@ import { generateSelfSignedCertificate } from '#core/tls_certificate'
 async function drainedServer() {
   const pair = await generateSelfSignedCertificate()
   const connections = drainer()
-  const server: Server = connections.track(
+  const server = connections.track(
     createServer({ cert: pair.cert, key: pair.key }, (_req, res) => {
       res.setHeader('Content-Type', 'application/json')
       res.end('{"ok":true}')

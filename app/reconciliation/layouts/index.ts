@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import { parse } from 'csv-parse'
-import { DateTime, IANAZone } from 'luxon'
+import { DateTime, Info, type Zone } from 'luxon'
 import { GATEWAY_ZONE } from '#core/clock'
 import {
   findReference,
@@ -96,7 +96,8 @@ function requireColumns(record: Record<string, string>, layout: Layout) {
 
 /** `YYYY-MM-DD HH:mm[:ss]`, the neutral layout's usual time, read without Luxon's parser. */
 const PLAIN_LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2})(?::(\d{2}))?$/
-const gatewayZone = IANAZone.create(GATEWAY_ZONE)
+/** Any zone Luxon accepts (GATEWAY_ZONE is a fixed offset, not an IANA name). */
+const gatewayZone = Info.normalizeZone(GATEWAY_ZONE)
 const NEAR_MS = 3 * 3_600_000
 
 /**
@@ -106,7 +107,7 @@ const NEAR_MS = 3 * 3_600_000
  * time (31 April, 24:00), or a wall-clock time the zone skips or repeats:
  * those go to Luxon as before.
  */
-export function plainLocalTime(text: string, zone = gatewayZone): Date | undefined {
+export function plainLocalTime(text: string, zone: Zone = gatewayZone): Date | undefined {
   const match = PLAIN_LOCAL_TIME.exec(text)
   if (!match) return undefined
   const [year, month, day, hour, minute] = match.slice(1, 6).map(Number)
@@ -138,7 +139,7 @@ const offsets = new Map<string, number | null>()
  * some 15 µs, so the answer is kept per hour: every time of that hour is
  * within an hour of the instant checked, where the offset is the same.
  */
-function hourOffset(zone: IANAZone, wall: number) {
+function hourOffset(zone: Zone, wall: number) {
   const hour = Math.floor(wall / 3_600_000)
   const key = `${zone.name}|${hour}`
   let offset = offsets.get(key)
