@@ -558,15 +558,22 @@ async function tableExists(name: string) {
 }
 
 /** No payment orders (nor slot and counter rows): the "empty table" of the create-transfer figure. */
+/**
+ * Empties the order, slot and counter tables with TRUNCATE, not DELETE: after
+ * the seeded run, deleting 200,000 orders leaves InnoDB's purge of their
+ * index entries running in the background through the next run (the
+ * two-process empty-table run measured 100 creates/s during it, 213 without).
+ */
 async function emptyPaymentOrders() {
+  // One connection for the session setting (a transaction's); TRUNCATE commits by itself.
   await db.transaction(async (trx) => {
     await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
-    await trx.rawQuery('DELETE FROM payment_orders')
+    await trx.rawQuery('TRUNCATE TABLE payment_orders')
+    for (const table of USAGE_TABLES) {
+      if (await tableExists(table)) await trx.rawQuery(`TRUNCATE TABLE ${table}`)
+    }
     await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
   })
-  for (const table of USAGE_TABLES) {
-    if (await tableExists(table)) await db.from(table).delete()
-  }
 }
 
 /**
