@@ -273,36 +273,57 @@ function validate(posting: LedgerPosting) {
   }
 }
 
+/**
+ * The projection UPDATE of one merchant's deltas. A guarded column that would
+ * go below zero is set to NULL, which the NOT NULL column refuses (strict
+ * mode, every session): the statement fails, and so does a batch it is in
+ * (refuseUnless in app/core/sql_batch.ts; ledgerRefusal names the error).
+ */
+function projectionStatement(
+  merchantId: number,
+  deltas: Record<string, number>,
+  nonNegative: MerchantAccountCode[]
+): Statement {
+  const guarded = new Set<string>(nonNegative.map((code) => MERCHANT_ACCOUNTS[code]))
+  // Column names come from MERCHANT_ACCOUNTS, never from input; values are bound.
+  const sets = Object.keys(deltas).map((column) =>
+    guarded.has(column)
+      ? `${column} = ${refuseUnless(`${column} + ? >= 0`, `${column} + ?`)}`
+      : `${column} = ${column} + ?`
+  )
+  return statement(
+    `UPDATE merchant_balances SET ${sets.join(', ')}, updated_at = ? WHERE merchant_id = ?`,
+    [
+      ...Object.entries(deltas).flatMap(([column, delta]) =>
+        guarded.has(column) ? [delta, delta] : [delta]
+      ),
+      new Date(),
+      merchantId,
+    ]
+  )
+}
+
 async function applyProjection(
   trx: TransactionClientContract,
   merchantId: number,
-  columns: Record<string, number>,
+  deltas: Record<string, number>,
   nonNegative: MerchantAccountCode[]
 ) {
-  const sets: string[] = []
-  const bindings: number[] = []
-  for (const [column, delta] of Object.entries(columns)) {
-    sets.push(`${column} = ${column} + ?`)
-    bindings.push(delta)
+  const { sql, bindings } = projectionStatement(merchantId, deltas, nonNegative)
+  let result: { affectedRows: number }
+  try {
+    ;[result] = await trx.rawQuery(sql, bindings as any[])
+  } catch (error) {
+    if (isBalanceRefusal(error)) throw new InsufficientBalanceError(merchantId)
+    throw error
   }
-  const guards: string[] = []
-  const guardBindings: number[] = []
-  for (const code of nonNegative) {
-    const column = MERCHANT_ACCOUNTS[code]
-    if (column in columns) {
-      guards.push(`${column} + ? >= 0`)
-      guardBindings.push(columns[column])
-    }
-  }
-  // Column names come from MERCHANT_ACCOUNTS, never from input; values are bound.
-  const sql =
-    `UPDATE merchant_balances SET ${sets.join(', ')}, updated_at = ? WHERE merchant_id = ?` +
-    guards.map((guard) => ` AND ${guard}`).join('')
-  const [result] = await trx.rawQuery(sql, [...bindings, new Date(), merchantId, ...guardBindings])
-  if (result.affectedRows !== 1) {
-    if (guards.length > 0) throw new InsufficientBalanceError(merchantId)
-    throw new Error(`Merchant ${merchantId} has no balance row`)
-  }
+  if (result.affectedRows !== 1) throw new Error(`Merchant ${merchantId} has no balance row`)
+}
+
+/** Whether the database refused a projection UPDATE because a guarded balance would go negative. */
+function isBalanceRefusal(error: unknown) {
+  const column = refusedColumn(error)
+  return column !== null && Object.values(MERCHANT_ACCOUNTS).includes(column as BalanceColumn)
 }
 
 /**
@@ -369,7 +390,6 @@ export async function postingStatements(
   const row = transactionRow(posting, idempotencyKeyOf(posting), new Date())
   const columns = Object.keys(row)
   const entries = entryRows(posting, 0, accountIds)
-  const guarded = new Set((posting.nonNegative ?? []).map((code) => MERCHANT_ACCOUNTS[code]))
   return [
     statement(
       `INSERT INTO ledger_transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
@@ -381,33 +401,15 @@ export async function postingStatements(
         .join(', ')}`,
       entries.flatMap((entry) => [entry.account_id, entry.amount])
     ),
-    ...projectionDeltas([posting]).map(([merchantId, deltas]) => {
-      // Column names come from MERCHANT_ACCOUNTS, never from input; values are bound.
-      const sets = Object.keys(deltas).map((column) =>
-        guarded.has(column as BalanceColumn)
-          ? `${column} = ${refuseUnless(`${column} + ? >= 0`, `${column} + ?`)}`
-          : `${column} = ${column} + ?`
-      )
-      return statement(
-        `UPDATE merchant_balances SET ${sets.join(', ')}, updated_at = ? WHERE merchant_id = ?`,
-        [
-          ...Object.entries(deltas).flatMap(([column, delta]) =>
-            guarded.has(column as BalanceColumn) ? [delta, delta] : [delta]
-          ),
-          new Date(),
-          merchantId,
-        ]
-      )
-    }),
+    ...projectionDeltas([posting]).map(([merchantId, deltas]) =>
+      projectionStatement(merchantId, deltas, posting.nonNegative ?? [])
+    ),
   ]
 }
 
 /** The ledger's error for a batch with postingStatements() that the database refused, or null. */
 export function ledgerRefusal(error: unknown, posting: LedgerPosting, merchantId: number) {
-  const column = refusedColumn(error)
-  if (column && Object.values(MERCHANT_ACCOUNTS).includes(column as BalanceColumn)) {
-    return new InsufficientBalanceError(merchantId)
-  }
+  if (isBalanceRefusal(error)) return new InsufficientBalanceError(merchantId)
   const key = idempotencyKeyOf(posting)
   if (key && duplicateKeyName(error)?.startsWith('ledger_transactions')) {
     return new DuplicatePostingError(key)
