@@ -47,12 +47,13 @@ interface NewOrderEvent {
   reason?: string | null
 }
 
+/** The order_events row of an event (created_at aside). */
 function eventRow(event: NewOrderEvent) {
   return {
-    orderType: event.orderType,
-    orderId: event.orderId,
-    fromStatus: event.from,
-    toStatus: event.to,
+    order_type: event.orderType,
+    order_id: event.orderId,
+    from_status: event.from,
+    to_status: event.to,
     actor: event.actor.name,
     reason: event.reason ? event.reason.slice(0, 255) : null,
   }
@@ -60,7 +61,7 @@ function eventRow(event: NewOrderEvent) {
 
 /** Appends an order's event in the transaction that made the change. */
 export async function recordOrderEvent(trx: TransactionClientContract, event: NewOrderEvent) {
-  await OrderEvent.create(eventRow(event), { client: trx })
+  await recordOrderEvents(trx, [event])
 }
 
 /** recordOrderEvent for many orders changed together (a statement import's batch), one INSERT. */
@@ -70,20 +71,7 @@ export async function recordOrderEvents(trx: TransactionClientContract, events: 
   await trx
     .insertQuery()
     .table(OrderEvent.table)
-    .multiInsert(
-      events.map((event) => {
-        const row = eventRow(event)
-        return {
-          order_type: row.orderType,
-          order_id: row.orderId,
-          from_status: row.fromStatus,
-          to_status: row.toStatus,
-          actor: row.actor,
-          reason: row.reason,
-          created_at: createdAt,
-        }
-      })
-    )
+    .multiInsert(events.map((event) => ({ ...eventRow(event), created_at: createdAt })))
 }
 
 /**
@@ -95,7 +83,7 @@ export function createdOrderEventStatement(event: Omit<NewOrderEvent, 'orderId' 
   return statement(
     `INSERT INTO order_events (order_type, order_id, from_status, to_status, actor, reason, created_at)
      VALUES (?, LAST_INSERT_ID(), NULL, ?, ?, ?, ?)`,
-    [row.orderType, row.toStatus, row.actor, row.reason, new Date()]
+    [row.order_type, row.to_status, row.actor, row.reason, new Date()]
   )
 }
 
