@@ -557,12 +557,12 @@ async function tableExists(name: string) {
   return found.length > 0
 }
 
-/** No payment orders (nor slot and counter rows): the "empty table" of the create-transfer figure. */
 /**
- * Empties the order, slot and counter tables with TRUNCATE, not DELETE: after
- * the seeded run, deleting 200,000 orders leaves InnoDB's purge of their
- * index entries running in the background through the next run (the
- * two-process empty-table run measured 100 creates/s during it, 213 without).
+ * No payment orders (nor slot and counter rows): the "empty table" of the
+ * create-transfer figure. TRUNCATE, not DELETE: after the seeded run,
+ * deleting 200,000 orders leaves InnoDB's purge of their index entries
+ * running in the background through the next run (the two-process
+ * empty-table run measured 100 creates/s during it, 234 without).
  */
 async function emptyPaymentOrders() {
   // One connection for the session setting (a transaction's); TRUNCATE commits by itself.

@@ -40,8 +40,8 @@ export const holdSeconds = () => payoutsConfig.holdSeconds
  * settlement's merchant_order_id (409) or applies the 3-minute duplicate
  * rule of withdrawals (409), writes the order and takes the hold of amount +
  * fee with a conditional update (400 when the balance is short, and nothing
- * is written), in two round trips to the database: the ledger accounts' ids,
- * then one statement batch ending in the COMMIT (app/core/sql_batch.ts).
+ * is written): the ledger accounts' ids are read first, then everything is
+ * written in one statement batch ending in the COMMIT (app/core/sql_batch.ts).
  */
 export class CreatePayout {
   async execute(merchant: Merchant, kind: PayoutKind, input: PayoutCreateInput) {
