@@ -1,5 +1,4 @@
 import db from '@adonisjs/lucid/services/db'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { LucidModel, LucidRow } from '@adonisjs/lucid/types/model'
 import { BATCH_CONNECTION } from '#config/database'
 
@@ -27,27 +26,121 @@ export function statement(sql: string, bindings: readonly unknown[] = []): State
   return { sql, bindings }
 }
 
-/** A transaction on the batch connection. */
-export function batchTransaction<T>(callback: (trx: TransactionClientContract) => Promise<T>) {
-  return db.connection(BATCH_CONNECTION).transaction(callback)
+/**
+ * What the batch paths need of a transaction: raw SQL on its connection,
+ * answered as Lucid's rawQuery answers it ([rows or OK packet, fields]).
+ * Lucid's transaction client and BatchTransaction both have it.
+ */
+export interface SqlClient {
+  rawQuery(sql: string, bindings?: any[]): PromiseLike<any>
+}
+
+/** mysql2's callback connection, as knex's pool hands it out. */
+interface RawConnection {
+  query(
+    options: { sql: string; values: unknown[] },
+    callback: (error: Error | null, results: any) => void
+  ): void
+  __knex__disposed?: unknown
+}
+
+const BEGIN = statement('START TRANSACTION')
+
+/** The last statement of a batch that commits. */
+export const COMMIT = statement('COMMIT')
+
+/**
+ * A transaction on one connection of the batch pool whose START TRANSACTION
+ * leaves with its first batch and whose COMMIT with its last: a create costs
+ * its two batches and nothing else. Lucid's transaction would add a BEGIN
+ * and a trailing COMMIT round trip, each costing a busy web process as much
+ * CPU as a batch.
+ */
+export class BatchTransaction implements SqlClient {
+  #begun = false
+  #committed = false
+
+  constructor(private connection: RawConnection) {}
+
+  /**
+   * Runs the statements in one round trip and returns each one's result (rows
+   * for a SELECT, the OK packet with affectedRows/insertId otherwise). The
+   * server stops at the first statement that fails: the ones before it stay
+   * done in the transaction, the ones after it never run, and the error is
+   * thrown (a batch ending in COMMIT then leaves the transaction open, and
+   * batchTransaction() rolls it back).
+   */
+  async run(statements: Statement[]): Promise<any[]> {
+    if (this.#committed) throw new Error('this batch transaction is already committed')
+    const opens = !this.#begun
+    const sent = opens ? [BEGIN, ...statements] : statements
+    // Set before sending: whatever the outcome, a transaction may be open.
+    this.#begun = true
+    const results = await this.#query(
+      sent.map((each) => each.sql).join(';\n'),
+      sent.flatMap((each) => each.bindings)
+    )
+    const list = sent.length === 1 ? [results] : results
+    if (statements.at(-1)?.sql === COMMIT.sql) this.#committed = true
+    return opens ? list.slice(1) : list
+  }
+
+  async rawQuery(sql: string, bindings: any[] = []) {
+    const [result] = await this.run([statement(sql, bindings)])
+    return [result]
+  }
+
+  /** Commits what the callback left uncommitted; rolls back after a failure. */
+  async end(failed: boolean) {
+    if (!this.#begun || this.#committed) return
+    try {
+      await this.#query(failed ? 'ROLLBACK' : 'COMMIT', [])
+      this.#committed = !failed
+    } catch (error) {
+      // The connection's state is unknown: the pool must not hand it out again.
+      this.connection.__knex__disposed = error
+      if (!failed) throw error
+    }
+  }
+
+  #query(sql: string, values: unknown[]) {
+    return new Promise<any>((resolve, reject) =>
+      this.connection.query({ sql, values }, (error, results) =>
+        error ? reject(error) : resolve(results)
+      )
+    )
+  }
 }
 
 /**
- * Runs the statements in one round trip and returns each one's result (rows
- * for a SELECT, the OK packet with affectedRows/insertId otherwise). The
- * server stops at the first statement that fails: the ones before it stay
- * done in the transaction, the ones after it never run, and the error is
- * thrown (a batch ending in COMMIT then leaves the transaction open, and
- * Lucid rolls it back).
+ * Runs `callback` in a BatchTransaction: committed when it returns (unless
+ * its last batch committed), rolled back when it throws, the connection back
+ * to the pool either way.
  */
-export async function runBatch(
-  trx: TransactionClientContract,
-  statements: Statement[]
-): Promise<any[]> {
-  const sql = statements.map((each) => each.sql).join(';\n')
-  const bindings = statements.flatMap((each) => each.bindings)
-  const [results] = await trx.rawQuery(sql, bindings as any[])
-  return statements.length === 1 ? [results] : results
+export async function batchTransaction<T>(
+  callback: (trx: BatchTransaction) => Promise<T>
+): Promise<T> {
+  const client = db.connection(BATCH_CONNECTION).getWriteClient().client as unknown as {
+    acquireConnection(): Promise<RawConnection>
+    releaseConnection(connection: RawConnection): Promise<void>
+  }
+  const connection = await client.acquireConnection()
+  const trx = new BatchTransaction(connection)
+  try {
+    const result = await callback(trx)
+    await trx.end(false)
+    return result
+  } catch (error) {
+    await trx.end(true)
+    throw error
+  } finally {
+    await client.releaseConnection(connection)
+  }
+}
+
+/** Runs the statements in one round trip of the transaction (BatchTransaction.run). */
+export function runBatch(trx: BatchTransaction, statements: Statement[]): Promise<any[]> {
+  return trx.run(statements)
 }
 
 /**
@@ -89,13 +182,19 @@ export function insertStatement(model: LucidRow): Statement {
   }
   steps.initiateAutoCreateColumns()
   const row = steps.prepareForAdapter(model.$attributes)
-  const { sql, bindings } = db
-    .connection(BATCH_CONNECTION)
-    .insertQuery()
-    .table(Model.table)
-    .insert(row)
-    .toSQL()
-  return statement(sql, bindings)
+  // An undefined attribute takes the column's default, as in save().
+  const columns = Object.keys(row).filter((column) => row[column] !== undefined)
+  return statement(
+    `INSERT INTO ${quoteName(Model.table)} (${columns.map(quoteName).join(', ')}) VALUES (${columns
+      .map(() => '?')
+      .join(', ')})`,
+    columns.map((column) => row[column])
+  )
+}
+
+/** A table or column name of the gateway's own schema, quoted for MySQL. */
+function quoteName(name: string) {
+  return `\`${name.replaceAll('`', '``')}\``
 }
 
 /** Marks a model written by insertStatement() as persisted, with the id the batch gave it. */

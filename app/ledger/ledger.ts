@@ -20,6 +20,7 @@ import {
   refuseUnless,
   refusedColumn,
   statement,
+  type SqlClient,
   type Statement,
 } from '#core/sql_batch'
 
@@ -332,17 +333,16 @@ function isBalanceRefusal(error: unknown) {
  * at once is harmless); a merchant account must exist.
  */
 async function resolveAccountIds(
-  trx: TransactionClientContract,
+  trx: SqlClient,
   keys: Array<{ owner: string; code: string }>
 ): Promise<Map<string, number>> {
-  const lookup = (locking = false) => {
-    const query = trx
-      .from('ledger_accounts')
-      .where((where) => {
-        for (const { owner, code } of keys) where.orWhere((pair) => pair.where({ owner, code }))
-      })
-      .select('id', 'owner', 'code')
-    return locking ? query.forShare() : query
+  const lookup = async (locking = false) => {
+    const [rows] = await trx.rawQuery(
+      `SELECT id, owner, code FROM ledger_accounts
+        WHERE ${keys.map(() => '(owner = ? AND code = ?)').join(' OR ')}${locking ? ' LOCK IN SHARE MODE' : ''}`,
+      keys.flatMap(({ owner, code }) => [owner, code])
+    )
+    return rows as Array<{ id: number; owner: string; code: string }>
   }
   const found = new Map<string, number>()
   const remember = (rows: Array<{ id: number; owner: string; code: string }>) => {
@@ -382,7 +382,7 @@ async function resolveAccountIds(
  * the batch; ledgerRefusal() turns that into InsufficientBalanceError.
  */
 export async function postingStatements(
-  trx: TransactionClientContract,
+  trx: SqlClient,
   posting: LedgerPosting
 ): Promise<Statement[]> {
   validate(posting)

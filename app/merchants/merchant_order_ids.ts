@@ -1,7 +1,6 @@
 import { DateTime } from 'luxon'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { GatewayError } from '#exceptions/gateway_error'
-import { refuseUnless, refusedColumn, runBatch, statement } from '#core/sql_batch'
+import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
 /** Spec: merchant_order_id is unique per merchant for 7 days (payments; settlements). */
 export const ORDER_ID_WINDOW_DAYS = 7
@@ -35,18 +34,4 @@ export function asDuplicateMerchantOrderId(error: unknown, merchantOrderId: stri
   return GatewayError.duplicateEntry(
     `merchant_order_id ${merchantOrderId} was already used in the last ${ORDER_ID_WINDOW_DAYS} days`
   )
-}
-
-/** Takes merchant_order_id on its own (reserveMerchantOrderIdStatement); 409 on a duplicate. */
-export async function reserveMerchantOrderId(
-  trx: TransactionClientContract,
-  merchantId: number,
-  merchantOrderId: string,
-  scope: 'payment' | 'settlement' = 'payment'
-) {
-  try {
-    await runBatch(trx, [reserveMerchantOrderIdStatement(merchantId, merchantOrderId, scope)])
-  } catch (error) {
-    throw asDuplicateMerchantOrderId(error, merchantOrderId) ?? error
-  }
 }

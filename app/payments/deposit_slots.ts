@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
+import { refuseUnless, refusedColumn, statement, type SqlClient } from '#core/sql_batch'
 import type DepositAccount from '#payments/models/deposit_account'
 
 /**
@@ -48,7 +48,7 @@ export function isAmountTaken(error: unknown) {
  * to one.
  */
 export async function reserveSlotAbove(
-  trx: TransactionClientContract,
+  trx: SqlClient,
   account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
   amount: number
 ): Promise<number | null> {
@@ -67,22 +67,22 @@ export async function reserveSlotAbove(
     free = await lockFreeRow(trx, account.id, amount, top)
   }
   if (free !== null) {
-    await trx
-      .from('deposit_slots')
-      .where('deposit_account_id', account.id)
-      .where('slot_amount', free)
-      .update({ held: true })
+    await trx.rawQuery(
+      'UPDATE deposit_slots SET held = 1 WHERE deposit_account_id = ? AND slot_amount = ?',
+      [account.id, free]
+    )
     return free
   }
 
   // The smallest amount of the range that has no row yet. Rare once an
   // account has been used at an amount for a while.
-  const existing = await trx
-    .from('deposit_slots')
-    .where('deposit_account_id', account.id)
-    .whereBetween('slot_amount', [amount, top])
-    .select('slot_amount')
-  const taken = new Set(existing.map((row) => Number(row.slot_amount)))
+  const [existing] = await trx.rawQuery(
+    'SELECT slot_amount FROM deposit_slots WHERE deposit_account_id = ? AND slot_amount BETWEEN ? AND ?',
+    [account.id, amount, top]
+  )
+  const taken = new Set<number>(
+    existing.map((row: { slot_amount: number | string }) => Number(row.slot_amount))
+  )
   // From the amount itself: the create that held it up may have rolled back.
   for (let candidate = amount; candidate <= top; candidate++) {
     if (!taken.has(candidate) && (await insertHeld(trx, account.id, candidate))) return candidate
@@ -106,7 +106,7 @@ export async function markSlotHeldByOrder(accountId: number, slotAmount: number)
 
 /** The smallest free row of amount … top, locked; rows other transactions hold are skipped. */
 async function lockFreeRow(
-  trx: TransactionClientContract,
+  trx: SqlClient,
   accountId: number,
   amount: number,
   top: number
@@ -128,7 +128,7 @@ async function lockFreeRow(
  * waiting on one new row that is then rolled back (a create refused for
  * limits) would deadlock one another, so the next amount is tried instead.
  */
-async function insertHeld(trx: TransactionClientContract, accountId: number, amount: number) {
+async function insertHeld(trx: SqlClient, accountId: number, amount: number) {
   try {
     await trx.rawQuery(
       `SET STATEMENT innodb_lock_wait_timeout = 0 FOR

@@ -37,7 +37,7 @@ import {
   insertStatement,
   markInserted,
   runBatch,
-  statement,
+  COMMIT,
 } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 
@@ -238,7 +238,7 @@ export class CreatePayment {
             actor: merchantActor(merchant.merchantId),
           }),
           ...(callsProvider ? [] : [counting]),
-          statement('COMMIT'),
+          COMMIT,
         ])
         markInserted(order, inserted)
         order.$setRelated('depositAccount', account)

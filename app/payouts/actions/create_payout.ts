@@ -21,13 +21,7 @@ import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
 import { dispatch } from '#core/queue/queue_manager'
 import { createdOrderEventStatement } from '#core/order_events'
-import {
-  batchTransaction,
-  insertStatement,
-  markInserted,
-  runBatch,
-  statement,
-} from '#core/sql_batch'
+import { batchTransaction, insertStatement, markInserted, runBatch, COMMIT } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 import logger from '@adonisjs/core/services/logger'
 
@@ -131,7 +125,7 @@ export class CreatePayout {
               actor: merchantActor(merchant.merchantId),
             }),
             ...holdStatements,
-            statement('COMMIT'),
+            COMMIT,
           ])
           return markInserted(created, inserted)
         } catch (error) {
