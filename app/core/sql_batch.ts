@@ -172,8 +172,13 @@ export function duplicateKeyName(error: unknown): string | null {
  * The INSERT of a new model instance as a batch statement, as save() would
  * write it (auto-created timestamps set, columns prepared). The model must
  * have no create hooks: they do not run. Complete it with markInserted().
+ * `expressions` replaces the bound value of a column by an SQL expression
+ * (its own bindings), for a value the database must check as it writes.
  */
-export function insertStatement(model: LucidRow): Statement {
+export function insertStatement(
+  model: LucidRow,
+  expressions: Record<string, Statement> = {}
+): Statement {
   const Model = model.constructor as LucidModel
   // Lucid's own steps of save(), public on the instance though not typed.
   const steps = model as unknown as {
@@ -186,9 +191,9 @@ export function insertStatement(model: LucidRow): Statement {
   const columns = Object.keys(row).filter((column) => row[column] !== undefined)
   return statement(
     `INSERT INTO ${quoteName(Model.table)} (${columns.map(quoteName).join(', ')}) VALUES (${columns
-      .map(() => '?')
+      .map((column) => expressions[column]?.sql ?? '?')
       .join(', ')})`,
-    columns.map((column) => row[column])
+    columns.flatMap((column) => expressions[column]?.bindings ?? [row[column]])
   )
 }
 

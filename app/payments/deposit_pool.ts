@@ -4,7 +4,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { windowsInEffect } from '#payments/maintenance_windows'
 import { addOrderToUsageStatement, counterUsage } from '#payments/deposit_usage_counters'
-import { statement } from '#core/sql_batch'
+import { refusedColumn, statement } from '#core/sql_batch'
 import { depositPools } from '#payments/deposit_pool_cache'
 import { GATEWAY_ZONE } from '#core/clock'
 
@@ -69,6 +69,41 @@ async function activePool(group: string, now: DateTime) {
  */
 export function lockAccountStatement(accountId: number) {
   return statement('SELECT * FROM deposit_accounts WHERE id = ? LOCK IN SHARE MODE', [accountId])
+}
+
+/**
+ * The account's id if its row still says, active, what `account` (a cached
+ * copy) says of everything an order takes from it: channel, receiving bank
+ * account, PromptPay or biller id, limits; NULL otherwise. In the order's
+ * deposit_account_id (NOT NULL) it refuses an order built from a stale copy,
+ * which CreatePayment then builds again from the locked row.
+ */
+export function unchangedAccountExpression(account: DepositAccount) {
+  return statement(
+    `(SELECT IF(active = 1 AND channel = ? AND bank = ? AND account_no = ? AND BINARY account_name = ?
+        AND promptpay_id <=> ? AND biller_id <=> ?
+        AND hourly_count_limit <=> ? AND hourly_amount_limit <=> ?
+        AND daily_count_limit <=> ? AND daily_amount_limit <=> ?, id, NULL)
+       FROM deposit_accounts WHERE id = ?)`,
+    [
+      account.channel,
+      account.bank,
+      account.accountNo,
+      account.accountName,
+      account.promptpayId,
+      account.billerId,
+      account.hourlyCountLimit,
+      account.hourlyAmountLimit,
+      account.dailyCountLimit,
+      account.dailyAmountLimit,
+      account.id,
+    ]
+  )
+}
+
+/** Whether an order insert was refused by unchangedAccountExpression(). */
+export function isStaleAccount(error: unknown) {
+  return refusedColumn(error) === 'deposit_account_id'
 }
 
 /** The fresh account row lockAccountStatement() read, or null if it is gone or inactive. */

@@ -174,6 +174,33 @@ test.group('payment create: success shapes', (group) => {
     )
   })
 
+  test('an account changed behind the pool cache: the order is built from the row, not the copy', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({
+      channel: 'qr',
+      promptpayId: '0812345678',
+      dailyCountLimit: 5,
+    })
+    const first = await create(who, { merchant_order_id: 'STALE1' })
+    assert.equal(first.status, 200, first.text)
+    // Changed without the model's hooks: this process's cached pool keeps the
+    // old copy (another process's change not yet announced looks the same).
+    await db
+      .from('deposit_accounts')
+      .where('id', account.id)
+      .update({ promptpay_id: '0899999999', daily_count_limit: 1 })
+    const refused = await create(who, { merchant_order_id: 'STALE2' })
+    assertError(assert, refused, 429, 'channel-limit-reached')
+    await db.from('deposit_accounts').where('id', account.id).update({ daily_count_limit: null })
+    const second = await create(who, { merchant_order_id: 'STALE3', amount: '101.00' })
+    assert.equal(second.status, 200, second.text)
+    assert.equal(describePromptPay(second.json.data.qrcode).proxy, '0066899999999')
+    assert.equal(await orderCount(), 2)
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
   test('the same amount gets the next free satang on the same account', async ({ assert }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })

@@ -10,8 +10,10 @@ import type { PaymentCreateInput } from '#merchant_api/validators/payment_create
 import {
   countOrderStatement,
   eligibleAccounts,
+  isStaleAccount,
   lockAccountStatement,
   lockedAccount,
+  unchangedAccountExpression,
 } from '#payments/deposit_pool'
 import { isLimitRefusal } from '#payments/deposit_usage_counters'
 import {
@@ -38,6 +40,7 @@ import {
   markInserted,
   runBatch,
   COMMIT,
+  type Statement,
 } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 
@@ -62,9 +65,11 @@ type AttemptOutcome =
  * merchant_order_id (409 on a duplicate), share-locks the account, takes the
  * smallest free transfer_amount, writes the order and counts it against the
  * account's limits (a refusal rolls it all back). Nothing in it reads more
- * than a few rows, whatever the number of orders of the day, and it costs two
- * round trips to the database in the common case (statement batches,
- * app/core/sql_batch.ts), the second one ending in the COMMIT.
+ * than a few rows, whatever the number of orders of the day. In the common
+ * case (the amount itself free, the pool's cached copy of the account still
+ * matching its row) it is one round trip to the database, ending in the
+ * COMMIT (statement batches, app/core/sql_batch.ts); otherwise two or more,
+ * from the locked row.
  */
 export class CreatePayment {
   async execute(merchant: Merchant, type: PaymentType, input: PaymentCreateInput) {
@@ -124,26 +129,39 @@ export class CreatePayment {
     type: PaymentType,
     input: PaymentCreateInput,
     candidate: DepositAccount,
-    afterSlotRepair = false
+    afterSlotRepair = false,
+    fromLockedRow = false
   ): Promise<AttemptOutcome> {
     // The order's created_at: the hour and day it counts in.
     const now = DateTime.utc()
     const takesSlot = !matchesByReference(candidate)
+    // The common case, one round trip: the order is built from the pool's
+    // cached copy of the account and written with everything else and the
+    // COMMIT; its insert refuses a copy that no longer matches the row.
+    const oneBatch = !fromLockedRow && candidate.channel !== 'external'
     let transferAmount: number | null = input.amount
     try {
       return await batchTransaction(async (trx) => {
-        // Round trip 1: the merchant_order_id, the account share-locked, and
-        // the amount itself as transfer_amount when the account adjusts amounts.
+        // The merchant_order_id, the account share-locked, and the amount
+        // itself as transfer_amount when the account adjusts amounts.
         const opening = [
           reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId),
           lockAccountStatement(candidate.id),
+          ...(takesSlot ? [takeAmountStatement(candidate.id, input.amount)] : []),
         ]
         let account: DepositAccount | null
         try {
-          const results = await runBatch(
-            trx,
-            takesSlot ? [...opening, takeAmountStatement(candidate.id, input.amount)] : opening
-          )
+          if (oneBatch) {
+            const counting = countOrderStatement(candidate, input.amount, now)
+            if (!counting) return rollback('limit')
+            const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, now)
+            const results = await runBatch(trx, [
+              ...opening,
+              ...closing(merchant, order, counting, unchangedAccountExpression(candidate)),
+            ])
+            return inserted(order, results[opening.length], candidate)
+          }
+          const results = await runBatch(trx, opening)
           account = lockedAccount(results[1])
         } catch (error) {
           if (!takesSlot || !isAmountTaken(error)) {
@@ -167,92 +185,50 @@ export class CreatePayment {
         const callsProvider = account.channel === 'external'
         if (callsProvider) await runBatch(trx, [counting])
 
-        const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
-        const uuid = uuidv7()
-        const expireAt = now.plus({ seconds: merchant.orderTtlSeconds })
-        const paymentReference = takesSlot ? null : platformOrderId.slice(4)
-
-        let qrcode: string | null = null
-        let external: { redirectUrl: string; providerReference: string } | null = null
-        if (account.channel === 'qr') {
-          qrcode = takesSlot
-            ? promptPayPayload({ proxy: account.promptpayId ?? '', amountSatang: transferAmount })
-            : billPaymentPayload({
-                billerId: account.billerId!,
-                ref1: paymentReference!,
-                amountSatang: transferAmount,
-              })
-        } else if (callsProvider) {
+        const order = newOrder(merchant, type, input, account, transferAmount, takesSlot, now)
+        if (callsProvider) {
           const provider = depositProvider(account.provider)
           if (!provider) return rollback('provider_failed')
           try {
-            external = await provider.createPayment(
+            const external = await provider.createPayment(
               {
                 account,
-                orderUuid: uuid,
-                platformOrderId,
+                orderUuid: order.uuid,
+                platformOrderId: order.platformOrderId,
                 amount: transferAmount,
-                expireAt: expireAt.toJSDate(),
+                expireAt: order.expireAt.toJSDate(),
               },
               PROVIDER_TIMEOUT_MS
             )
+            order.externalReference = external.providerReference
+            order.externalUrl = external.redirectUrl
           } catch {
             return rollback('provider_failed')
           }
         }
-
-        const order = new PaymentOrder().fill({
-          platformOrderId,
-          uuid,
-          merchantId: merchant.id,
-          merchantOrderId: input.merchantOrderId,
-          paymentType: type,
-          channel: account.channel,
-          depositAccountId: account.id,
-          amount: input.amount,
-          transferAmount,
-          slotAmount: takesSlot ? transferAmount : null,
-          qrcode,
-          paymentReference,
-          externalReference: external?.providerReference ?? null,
-          externalUrl: external?.redirectUrl ?? null,
-          customerBank: input.bank,
-          customerAccountName: input.accountName,
-          customerAccountNo: input.accountNo,
-          notifyUrl: input.notifyUrl,
-          status: 'open',
-          awaitingReview: false,
-          orderAt: now,
-          expireAt,
-          createdAt: now,
-          updatedAt: now,
-        })
-        // Round trip 2, the last: the order, its event and its count,
-        // committed with them, so the counters' row locks, which every create
-        // on the account needs, are held only inside the server.
-        const [inserted] = await runBatch(trx, [
-          insertStatement(order),
-          createdOrderEventStatement({
-            orderType: 'payment',
-            to: 'open',
-            actor: merchantActor(merchant.merchantId),
-          }),
-          ...(callsProvider ? [] : [counting]),
-          COMMIT,
-        ])
-        markInserted(order, inserted)
-        order.$setRelated('depositAccount', account)
-        return { ok: true as const, order }
+        // The last round trip: the order, its event and its count, committed
+        // with them, so the counters' row locks, which every create on the
+        // account needs, are held only inside the server.
+        const results = await runBatch(
+          trx,
+          closing(merchant, order, callsProvider ? null : counting)
+        )
+        return inserted(order, results[0], account)
       })
     } catch (error) {
       if (error instanceof RolledBack) return { ok: false, reason: error.reason }
       if (isLimitRefusal(error)) return { ok: false, reason: 'limit' }
+      // The cached copy of the account is out of date (an operator's change
+      // not yet seen by this process): once more, from the locked row.
+      if (oneBatch && isStaleAccount(error)) {
+        return this.#attempt(merchant, type, input, candidate, afterSlotRepair, true)
+      }
       if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {
         // The order's unique slot key refused an amount whose slot row said
         // free (only a hand edit of the tables does that): the row is marked
         // held, and the attempt runs again once, taking another amount.
         await markSlotHeldByOrder(candidate.id, transferAmount)
-        return this.#attempt(merchant, type, input, candidate, true)
+        return this.#attempt(merchant, type, input, candidate, true, fromLockedRow)
       }
       // Any other duplicate (a slot taken under our feet would be a bug in the
       // locking): nothing was written and the next account is tried.
@@ -260,6 +236,84 @@ export class CreatePayment {
       throw error
     }
   }
+}
+
+/** A new open order on `account` for `transferAmount` (its QR payload included). */
+function newOrder(
+  merchant: Merchant,
+  type: PaymentType,
+  input: PaymentCreateInput,
+  account: DepositAccount,
+  transferAmount: number,
+  takesSlot: boolean,
+  now: DateTime
+) {
+  const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
+  const paymentReference = takesSlot ? null : platformOrderId.slice(4)
+  let qrcode: string | null = null
+  if (account.channel === 'qr') {
+    qrcode = takesSlot
+      ? promptPayPayload({ proxy: account.promptpayId ?? '', amountSatang: transferAmount })
+      : billPaymentPayload({
+          billerId: account.billerId!,
+          ref1: paymentReference!,
+          amountSatang: transferAmount,
+        })
+  }
+  return new PaymentOrder().fill({
+    platformOrderId,
+    uuid: uuidv7(),
+    merchantId: merchant.id,
+    merchantOrderId: input.merchantOrderId,
+    paymentType: type,
+    channel: account.channel,
+    depositAccountId: account.id,
+    amount: input.amount,
+    transferAmount,
+    slotAmount: takesSlot ? transferAmount : null,
+    qrcode,
+    paymentReference,
+    externalReference: null,
+    externalUrl: null,
+    customerBank: input.bank,
+    customerAccountName: input.accountName,
+    customerAccountNo: input.accountNo,
+    notifyUrl: input.notifyUrl,
+    status: 'open',
+    awaitingReview: false,
+    orderAt: now,
+    expireAt: now.plus({ seconds: merchant.orderTtlSeconds }),
+    createdAt: now,
+    updatedAt: now,
+  })
+}
+
+/**
+ * The statements that end a create: the order (its deposit_account_id as
+ * `accountId` when given, a guard), its event, its count, the COMMIT.
+ */
+function closing(
+  merchant: Merchant,
+  order: PaymentOrder,
+  counting: Statement | null,
+  accountId?: Statement
+) {
+  return [
+    insertStatement(order, accountId ? { deposit_account_id: accountId } : {}),
+    createdOrderEventStatement({
+      orderType: 'payment',
+      to: 'open',
+      actor: merchantActor(merchant.merchantId),
+    }),
+    ...(counting ? [counting] : []),
+    COMMIT,
+  ]
+}
+
+function inserted(order: PaymentOrder, result: { insertId: number }, account: DepositAccount) {
+  markInserted(order, result)
+  order.$setRelated('depositAccount', account)
+  return { ok: true as const, order }
 }
 
 /** Bill-payment QR accounts match by reference, so the amount needs no adjustment. */
