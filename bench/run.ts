@@ -142,7 +142,7 @@ const { createMerchant } = await import('#merchants/actions/create_merchant')
 const { default: DepositAccount } = await import('#payments/models/deposit_account')
 const { postLedgerTransaction } = await import('#ledger/ledger')
 const { queue } = await import('#core/queue/queue_manager')
-const { JOBS } = await import('#core/queue/jobs')
+const { JOBS, QUEUE_NAMES } = await import('#core/queue/jobs')
 const { queueConnection } = await import('#core/queue/queue_manager')
 
 const actor = { name: 'bench' }
@@ -277,6 +277,7 @@ async function runWebScenarios(processes: number) {
   let workerPeak = 0
 
   const measure = async (path: string, body: (n: number) => string) => {
+    await workerQuiet()
     if (WARMUP > 0) await loadRun(path, body, url, WARMUP)
     webRss.start()
     workerRss.start()
@@ -632,6 +633,30 @@ async function seedOrdersOfTheDay(count: number) {
     `seeded ${count} orders of the day in ${((performance.now() - started) / 1000).toFixed(1)} s`
   )
   return count
+}
+
+/**
+ * Waits until the worker has no job waiting or running (delayed ones, such
+ * as order expiries, do not count): a scenario is not measured while the
+ * worker still dispatches the payouts of the one before it, which would take
+ * its CPU from the web process.
+ */
+async function workerQuiet(timeoutMs = 180_000) {
+  const started = Date.now()
+  while (Date.now() - started < timeoutMs) {
+    let busy = 0
+    for (const name of QUEUE_NAMES) {
+      const counts = await queue(name).getJobCounts('waiting', 'active', 'prioritized')
+      busy += counts.waiting + counts.active + counts.prioritized
+    }
+    if (busy === 0) {
+      const waited = (Date.now() - started) / 1000
+      if (waited >= 1) console.log(`worker quiet after ${waited.toFixed(0)} s`)
+      return
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  console.log(`worker still busy after ${timeoutMs / 1000} s; measuring anyway`)
 }
 
 async function deleteQueueKeys() {
