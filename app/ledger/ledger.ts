@@ -373,34 +373,53 @@ async function resolveAccountIds(
 
 /**
  * postLedgerTransaction's writes as statements for a batch that ends in its
- * COMMIT (app/core/sql_batch.ts), for the hot paths: the accounts are
- * resolved now, before any lock is taken; the statements then write the
- * transaction row, its entries (LAST_INSERT_ID(): the row just written) and
- * the projection, whose merchant balance row lock every posting of the
+ * COMMIT (app/core/sql_batch.ts), for the hot paths: the statements write
+ * the transaction row, its entries (LAST_INSERT_ID(): the row just written)
+ * and the projection, whose merchant balance row lock every posting of the
  * merchant needs, and which the batch holds only inside the server. A
  * guarded account that would go below zero refuses its statement, and so
  * the batch; ledgerRefusal() turns that into InsufficientBalanceError.
+ * A merchant's accounts exist from its creation (openMerchantAccounts), so
+ * their ids are read inside the batch (no round trip of their own; one that
+ * is missing leaves account_id NULL, which the NOT NULL column refuses). A
+ * gateway account may have to be opened first: a posting with one resolves
+ * its accounts now, before any lock is taken.
  */
 export async function postingStatements(
   trx: SqlClient,
   posting: LedgerPosting
 ): Promise<Statement[]> {
   validate(posting)
-  const accountIds = await resolveAccountIds(trx, uniqueKeys(posting.legs.map(legKey)))
+  const merchantOnly = posting.legs.every((leg) => 'merchantId' in leg)
+  const accountIds = merchantOnly
+    ? null
+    : await resolveAccountIds(trx, uniqueKeys(posting.legs.map(legKey)))
   const row = transactionRow(posting, idempotencyKeyOf(posting), new Date())
   const columns = Object.keys(row)
-  const entries = entryRows(posting, 0, accountIds)
   return [
     statement(
       `INSERT INTO ledger_transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
       Object.values(row)
     ),
-    statement(
-      `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${entries
-        .map(() => '(LAST_INSERT_ID(), ?, ?)')
-        .join(', ')}`,
-      entries.flatMap((entry) => [entry.account_id, entry.amount])
-    ),
+    accountIds
+      ? statement(
+          `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${posting.legs
+            .map(() => '(LAST_INSERT_ID(), ?, ?)')
+            .join(', ')}`,
+          entryRows(posting, 0, accountIds).flatMap((entry) => [entry.account_id, entry.amount])
+        )
+      : statement(
+          `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${posting.legs
+            .map(
+              () =>
+                '(LAST_INSERT_ID(), (SELECT id FROM ledger_accounts WHERE owner = ? AND code = ?), ?)'
+            )
+            .join(', ')}`,
+          posting.legs.flatMap((leg) => {
+            const { owner, code } = legKey(leg)
+            return [owner, code, leg.amount]
+          })
+        ),
     ...projectionDeltas([posting]).map(([merchantId, deltas]) =>
       projectionStatement(merchantId, deltas, posting.nonNegative ?? [])
     ),

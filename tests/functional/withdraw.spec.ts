@@ -122,6 +122,26 @@ test.group('withdraw create', (group) => {
     assert.equal(await payoutCount(), 1)
   })
 
+  test('a merchant ledger account that is missing refuses the withdrawal; nothing is written', async ({
+    assert,
+  }) => {
+    const who = await createPayoutMerchant(1000_00)
+    const ledgerRows = async () =>
+      Number((await db.from('ledger_transactions').count('* as total').first()).total)
+    const before = await ledgerRows()
+    // A hand edit: the merchant's frozen account (no entry uses it yet) is gone.
+    await db
+      .from('ledger_accounts')
+      .where('owner', String(who.merchant.id))
+      .where('code', 'frozen')
+      .delete()
+    const response = await withdraw(who)
+    assert.equal(response.status, 500, response.text)
+    assert.equal(await payoutCount(), 0)
+    assert.equal(await ledgerRows(), before)
+    assert.deepEqual(await balance(who), { balance: 1000, freeze_balance: 0, unsettle_balance: 0 })
+  })
+
   test('default minimum 20.00; unknown bank 422', async ({ assert }) => {
     const who = await createPayoutMerchant(1000_00)
     assertError(
