@@ -7,8 +7,9 @@ import type DepositAccount from '#payments/models/deposit_account'
  * payment create reads them on every request (eligibleAccounts), kept per
  * process for CONFIG_CACHE_TTL_MS. A saved deposit account or maintenance
  * window drops every group (their model hooks): such changes are rare. A
- * create still reads its chosen account afresh, share-locked, before using
- * it, so a cached copy only ever orders the candidates.
+ * create builds its order from the cached copy, but the order's insert is
+ * refused when the copy no longer matches the share-locked row
+ * (unchangedAccountExpression), and the create is built again from the row.
  */
 export const depositPools = new ProcessCache<string, DepositAccount[]>(
   () => gateway.configCacheTtlMs
