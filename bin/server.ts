@@ -65,6 +65,10 @@ async function serve() {
     })
     .httpServer()
     .start((handler) => connections.track(serverFactory(handler)))
+    .then(async () => {
+      const { releaseBootMemory } = await import('#core/boot_memory')
+      releaseBootMemory()
+    })
     .catch((error) => {
       process.exitCode = 1
       prettyPrintError(error)
