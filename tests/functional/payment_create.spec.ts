@@ -201,6 +201,18 @@ test.group('payment create: success shapes', (group) => {
     assert.deepEqual((await verifyDepositUsage()).drifts, [])
   })
 
+  test('a limit raised behind the pool cache: the row, not the copy, judges the order', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'qr', dailyAmountLimit: 50_00 })
+    const refused = await create(who, { merchant_order_id: 'RAISED1' })
+    assertError(assert, refused, 429, 'channel-limit-reached')
+    await db.from('deposit_accounts').where('id', account.id).update({ daily_amount_limit: null })
+    const accepted = await create(who, { merchant_order_id: 'RAISED2' })
+    assert.equal(accepted.status, 200, accepted.text)
+  })
+
   test('the same amount gets the next free satang on the same account', async ({ assert }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })

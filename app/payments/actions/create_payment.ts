@@ -137,8 +137,13 @@ export class CreatePayment {
     const takesSlot = !matchesByReference(candidate)
     // The common case, one round trip: the order is built from the pool's
     // cached copy of the account and written with everything else and the
-    // COMMIT; its insert refuses a copy that no longer matches the row.
-    const oneBatch = !fromLockedRow && candidate.channel !== 'external'
+    // COMMIT; its insert refuses a copy that no longer matches the row. An
+    // order the copy's limits refuse outright is left to the row to judge.
+    const cachedCount =
+      !fromLockedRow && candidate.channel !== 'external'
+        ? countOrderStatement(candidate, input.amount, now)
+        : null
+    const oneBatch = cachedCount !== null
     let transferAmount: number | null = input.amount
     try {
       return await batchTransaction(async (trx) => {
@@ -151,13 +156,11 @@ export class CreatePayment {
         ]
         let account: DepositAccount | null
         try {
-          if (oneBatch) {
-            const counting = countOrderStatement(candidate, input.amount, now)
-            if (!counting) return rollback('limit')
+          if (cachedCount) {
             const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, now)
             const results = await runBatch(trx, [
               ...opening,
-              ...closing(merchant, order, counting, unchangedAccountExpression(candidate)),
+              ...closing(merchant, order, cachedCount, unchangedAccountExpression(candidate)),
             ])
             return inserted(order, results[opening.length], candidate)
           }
