@@ -20,7 +20,6 @@ import {
   refuseUnless,
   refusedColumn,
   statement,
-  type SqlClient,
   type Statement,
 } from '#core/sql_batch'
 
@@ -333,16 +332,17 @@ function isBalanceRefusal(error: unknown) {
  * at once is harmless); a merchant account must exist.
  */
 async function resolveAccountIds(
-  trx: SqlClient,
+  trx: TransactionClientContract,
   keys: Array<{ owner: string; code: string }>
 ): Promise<Map<string, number>> {
-  const lookup = async (locking = false) => {
-    const [rows] = await trx.rawQuery(
-      `SELECT id, owner, code FROM ledger_accounts
-        WHERE ${keys.map(() => '(owner = ? AND code = ?)').join(' OR ')}${locking ? ' LOCK IN SHARE MODE' : ''}`,
-      keys.flatMap(({ owner, code }) => [owner, code])
-    )
-    return rows as Array<{ id: number; owner: string; code: string }>
+  const lookup = (locking = false) => {
+    const query = trx
+      .from('ledger_accounts')
+      .where((where) => {
+        for (const { owner, code } of keys) where.orWhere((pair) => pair.where({ owner, code }))
+      })
+      .select('id', 'owner', 'code')
+    return locking ? query.forShare() : query
   }
   const found = new Map<string, number>()
   const remember = (rows: Array<{ id: number; owner: string; code: string }>) => {
@@ -359,16 +359,22 @@ async function resolveAccountIds(
     )
   }
   for (const { code } of missing) {
-    await trx.rawQuery(
-      'INSERT IGNORE INTO ledger_accounts (merchant_id, owner, code, created_at) VALUES (NULL, ?, ?, ?)',
-      [GATEWAY_OWNER, code, new Date()]
-    )
+    const { sql, bindings } = openGatewayAccountStatement(code)
+    await trx.rawQuery(sql, bindings as any[])
   }
   // A locking read: when another transaction opened the account first, our
   // INSERT IGNORE waited for it and did nothing, and a plain read would still
   // see this transaction's older snapshot, without the row.
   remember(await lookup(true))
   return found
+}
+
+/** Opens a gateway account on its first use (INSERT IGNORE: two at once is harmless). */
+function openGatewayAccountStatement(code: string) {
+  return statement(
+    'INSERT IGNORE INTO ledger_accounts (merchant_id, owner, code, created_at) VALUES (NULL, ?, ?, ?)',
+    [GATEWAY_OWNER, code, new Date()]
+  )
 }
 
 /**
@@ -379,47 +385,35 @@ async function resolveAccountIds(
  * merchant needs, and which the batch holds only inside the server. A
  * guarded account that would go below zero refuses its statement, and so
  * the batch; ledgerRefusal() turns that into InsufficientBalanceError.
- * A merchant's accounts exist from its creation (openMerchantAccounts), so
- * their ids are read inside the batch (no round trip of their own; one that
- * is missing leaves account_id NULL, which the NOT NULL column refuses). A
- * gateway account may have to be opened first: a posting with one resolves
- * its accounts now, before any lock is taken.
+ * The accounts' ids are read inside the batch, with no round trip of their
+ * own: a gateway account is opened first if it is new (the batch's READ
+ * COMMITTED statements then see it, even when another transaction opened
+ * it), and a merchant account, which exists from the merchant's creation,
+ * is never opened here: a missing one leaves account_id NULL, which the NOT
+ * NULL column refuses.
  */
-export async function postingStatements(
-  trx: SqlClient,
-  posting: LedgerPosting
-): Promise<Statement[]> {
+export function postingStatements(posting: LedgerPosting): Statement[] {
   validate(posting)
-  const merchantOnly = posting.legs.every((leg) => 'merchantId' in leg)
-  const accountIds = merchantOnly
-    ? null
-    : await resolveAccountIds(trx, uniqueKeys(posting.legs.map(legKey)))
   const row = transactionRow(posting, idempotencyKeyOf(posting), new Date())
   const columns = Object.keys(row)
+  const keys = posting.legs.map(legKey)
   return [
+    ...uniqueKeys(keys)
+      .filter(({ owner }) => owner === GATEWAY_OWNER)
+      .map(({ code }) => openGatewayAccountStatement(code)),
     statement(
       `INSERT INTO ledger_transactions (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
       Object.values(row)
     ),
-    accountIds
-      ? statement(
-          `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${posting.legs
-            .map(() => '(LAST_INSERT_ID(), ?, ?)')
-            .join(', ')}`,
-          entryRows(posting, 0, accountIds).flatMap((entry) => [entry.account_id, entry.amount])
+    statement(
+      `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${keys
+        .map(
+          () =>
+            '(LAST_INSERT_ID(), (SELECT id FROM ledger_accounts WHERE owner = ? AND code = ?), ?)'
         )
-      : statement(
-          `INSERT INTO ledger_entries (transaction_id, account_id, amount) VALUES ${posting.legs
-            .map(
-              () =>
-                '(LAST_INSERT_ID(), (SELECT id FROM ledger_accounts WHERE owner = ? AND code = ?), ?)'
-            )
-            .join(', ')}`,
-          posting.legs.flatMap((leg) => {
-            const { owner, code } = legKey(leg)
-            return [owner, code, leg.amount]
-          })
-        ),
+        .join(', ')}`,
+      keys.flatMap(({ owner, code }, index) => [owner, code, posting.legs[index].amount])
+    ),
     ...projectionDeltas([posting]).map(([merchantId, deltas]) =>
       projectionStatement(merchantId, deltas, posting.nonNegative ?? [])
     ),

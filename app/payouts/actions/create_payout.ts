@@ -34,8 +34,8 @@ export const holdSeconds = () => payoutsConfig.holdSeconds
  * settlement's merchant_order_id (409) or applies the 3-minute duplicate
  * rule of withdrawals (409), writes the order and takes the hold of amount +
  * fee with a conditional update (400 when the balance is short, and nothing
- * is written): the ledger accounts' ids are read first, then everything is
- * written in one statement batch ending in the COMMIT (app/core/sql_batch.ts).
+ * is written), in one statement batch ending in the COMMIT
+ * (app/core/sql_batch.ts).
  */
 export class CreatePayout {
   async execute(merchant: Merchant, kind: PayoutKind, input: PayoutCreateInput) {
@@ -106,7 +106,7 @@ export class CreatePayout {
           ],
           nonNegative: ['available'],
         }
-        const holdStatements = await postingStatements(trx, hold)
+        const holdStatements = postingStatements(hold)
 
         // One round trip, ending in the COMMIT: the duplicate rule's row (a
         // settlement's merchant_order_id, a withdrawal's bank, account and
