@@ -52,7 +52,7 @@ export const COMMIT = statement('COMMIT')
 /**
  * A transaction on one connection of the batch pool whose START TRANSACTION
  * leaves with its first batch and whose COMMIT with its last: a create costs
- * its two batches and nothing else. Lucid's transaction would add a BEGIN
+ * its batches and nothing else. Lucid's transaction would add a BEGIN
  * and a trailing COMMIT round trip, each costing a busy web process as much
  * CPU as a batch.
  */
@@ -136,11 +136,6 @@ export async function batchTransaction<T>(
   } finally {
     await client.releaseConnection(connection)
   }
-}
-
-/** Runs the statements in one round trip of the transaction (BatchTransaction.run). */
-export function runBatch(trx: BatchTransaction, statements: Statement[]): Promise<any[]> {
-  return trx.run(statements)
 }
 
 /**

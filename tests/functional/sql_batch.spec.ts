@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { BATCH_CONNECTION } from '#config/database'
-import { batchTransaction, COMMIT, refuseUnless, runBatch, statement } from '#core/sql_batch'
+import { batchTransaction, COMMIT, refuseUnless, statement } from '#core/sql_batch'
 
 /**
  * Batch transactions (app/core/sql_batch.ts): START TRANSACTION leaves with
@@ -43,10 +43,10 @@ test.group('sql batches: one transaction, begun and committed inside the batches
     assert,
   }) => {
     await batchTransaction(async (trx) => {
-      await runBatch(trx, [insert(1, 100)])
+      await trx.run([insert(1, 100)])
       // Autocommit would have made the row visible here.
       assert.deepEqual(await rows(), [])
-      await runBatch(trx, [insert(2, 200), COMMIT])
+      await trx.run([insert(2, 200), COMMIT])
     })
     assert.deepEqual(await rows(), [
       [1, 100],
@@ -58,7 +58,7 @@ test.group('sql batches: one transaction, begun and committed inside the batches
   test('a callback that throws after a batch undoes the batch', async ({ assert }) => {
     await assert.rejects(() =>
       batchTransaction(async (trx) => {
-        await runBatch(trx, [insert(1, 100)])
+        await trx.run([insert(1, 100)])
         throw new Error('refused after the first batch')
       })
     )
@@ -71,8 +71,8 @@ test.group('sql batches: one transaction, begun and committed inside the batches
   }) => {
     await assert.rejects(() =>
       batchTransaction(async (trx) => {
-        await runBatch(trx, [insert(1, 100)])
-        await runBatch(trx, [
+        await trx.run([insert(1, 100)])
+        await trx.run([
           insert(2, 200),
           statement(
             `UPDATE ${TABLE} SET amount = ${refuseUnless('amount > ?', 'amount - ?')} WHERE id = 2`,
@@ -88,7 +88,7 @@ test.group('sql batches: one transaction, begun and committed inside the batches
 
   test('a callback that returns without a COMMIT batch is committed', async ({ assert }) => {
     const result = await batchTransaction(async (trx) => {
-      const [inserted] = await runBatch(trx, [insert(7, 700)])
+      const [inserted] = await trx.run([insert(7, 700)])
       const [[read]] = await trx.rawQuery(`SELECT amount FROM ${TABLE} WHERE id = 7`)
       return { affected: inserted.affectedRows, amount: Number(read.amount) }
     })
@@ -98,14 +98,14 @@ test.group('sql batches: one transaction, begun and committed inside the batches
 
   test('results skip the START TRANSACTION: one result per statement sent', async ({ assert }) => {
     await batchTransaction(async (trx) => {
-      const first = await runBatch(trx, [statement('SELECT 1 AS one')])
+      const first = await trx.run([statement('SELECT 1 AS one')])
       assert.deepEqual(first.length, 1)
       assert.equal(Number(first[0][0].one), 1)
-      const second = await runBatch(trx, [statement('SELECT 2 AS two'), insert(3, 300), COMMIT])
+      const second = await trx.run([statement('SELECT 2 AS two'), insert(3, 300), COMMIT])
       assert.equal(second.length, 3)
       assert.equal(Number(second[0][0].two), 2)
       assert.equal(second[1].affectedRows, 1)
-      await assert.rejects(() => runBatch(trx, [insert(4, 400)]), /already committed/)
+      await assert.rejects(() => trx.run([insert(4, 400)]), /already committed/)
     })
     assert.deepEqual(await rows(), [[3, 300]])
   })
@@ -115,7 +115,7 @@ test.group('sql batches: one transaction, begun and committed inside the batches
   }) => {
     for (let id = 1; id <= 50; id++) {
       await batchTransaction(async (trx) => {
-        await runBatch(trx, [insert(id, id % 2 === 0 ? id : null), COMMIT])
+        await trx.run([insert(id, id % 2 === 0 ? id : null), COMMIT])
       }).catch(() => {})
       assert.equal(poolInUse(), 0, `connection of transaction ${id} not returned`)
     }

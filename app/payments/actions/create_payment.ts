@@ -38,7 +38,6 @@ import {
   duplicateKeyName,
   insertStatement,
   markInserted,
-  runBatch,
   COMMIT,
   type Statement,
 } from '#core/sql_batch'
@@ -143,7 +142,6 @@ export class CreatePayment {
       !fromLockedRow && candidate.channel !== 'external'
         ? countOrderStatement(candidate, input.amount, now)
         : null
-    const oneBatch = cachedCount !== null
     let transferAmount: number | null = input.amount
     try {
       return await batchTransaction(async (trx) => {
@@ -158,20 +156,20 @@ export class CreatePayment {
         try {
           if (cachedCount) {
             const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, now)
-            const results = await runBatch(trx, [
+            const results = await trx.run([
               ...opening,
               ...closing(merchant, order, cachedCount, unchangedAccountExpression(candidate)),
             ])
             return inserted(order, results[opening.length], candidate)
           }
-          const results = await runBatch(trx, opening)
+          const results = await trx.run(opening)
           account = lockedAccount(results[1])
         } catch (error) {
           if (!takesSlot || !isAmountTaken(error)) {
             throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
           }
           // The reservation and the lock were done; the amount is held: look above it.
-          const [rows] = await runBatch(trx, [lockAccountStatement(candidate.id)])
+          const [rows] = await trx.run([lockAccountStatement(candidate.id)])
           account = lockedAccount(rows)
           transferAmount = account ? await reserveSlotAbove(trx, account, input.amount) : null
         }
@@ -186,7 +184,7 @@ export class CreatePayment {
         // A provider is never called for an order the limits refuse: such an
         // order is counted first, and holds the counters' locks while it waits.
         const callsProvider = account.channel === 'external'
-        if (callsProvider) await runBatch(trx, [counting])
+        if (callsProvider) await trx.run([counting])
 
         const order = newOrder(merchant, type, input, account, transferAmount, takesSlot, now)
         if (callsProvider) {
@@ -212,10 +210,7 @@ export class CreatePayment {
         // The last round trip: the order, its event and its count, committed
         // with them, so the counters' row locks, which every create on the
         // account needs, are held only inside the server.
-        const results = await runBatch(
-          trx,
-          closing(merchant, order, callsProvider ? null : counting)
-        )
+        const results = await trx.run(closing(merchant, order, callsProvider ? null : counting))
         return inserted(order, results[0], account)
       })
     } catch (error) {
@@ -223,7 +218,7 @@ export class CreatePayment {
       if (isLimitRefusal(error)) return { ok: false, reason: 'limit' }
       // The cached copy of the account is out of date (an operator's change
       // not yet seen by this process): once more, from the locked row.
-      if (oneBatch && isStaleAccount(error)) {
+      if (isStaleAccount(error)) {
         return this.#attempt(merchant, type, input, candidate, afterSlotRepair, true)
       }
       if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {

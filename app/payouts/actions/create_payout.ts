@@ -21,7 +21,7 @@ import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
 import { dispatch } from '#core/queue/queue_manager'
 import { createdOrderEventStatement } from '#core/order_events'
-import { batchTransaction, insertStatement, markInserted, runBatch, COMMIT } from '#core/sql_batch'
+import { batchTransaction, insertStatement, markInserted, COMMIT } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 import logger from '@adonisjs/core/services/logger'
 
@@ -114,7 +114,7 @@ export class CreatePayout {
         // merchant's balance row, which every payout of the merchant needs,
         // is locked and released inside the server.
         try {
-          const [, inserted] = await runBatch(trx, [
+          const [, inserted] = await trx.run([
             kind === 'settlement'
               ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
               : recordWithdrawalStatement(merchant.id, input, now, merchant.withdrawDuplicateCheck),
