@@ -7,8 +7,9 @@ import { runInNewContext } from 'node:vm'
  * alive (compiled modules, config, route tables), and V8 keeps those pages
  * until its memory reducer runs, which an idle process may wait long for. A
  * compacting collection that hands the free pages back takes a process at
- * rest from about 138 to 117 MiB (docs/performance.md); it runs once, in
- * well under 100 ms, before the process has served anything.
+ * rest from about 138 to 117 MiB, and to 134-137 MiB once it has answered
+ * its first health check (docs/performance.md); it runs once, in well under
+ * 100 ms, before the process has served anything.
  *
  * The collector is reached through a flag set for this one call: the process
  * keeps no global gc() for other code to call.
