@@ -30,6 +30,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { BUILD, ensureBuild } from './support/build.js'
 import {
+  CpuWatch,
   RssWatch,
   gatewayEnv,
   startTsChild,
@@ -80,6 +81,8 @@ interface Row {
   p99?: number
   webRss?: string
   workerRss?: string
+  /** CPU milliseconds per request of the web processes and of the worker. */
+  cpu?: string
   target: string
   met: boolean | undefined
   /** An absolute rate target (in `unit`), also judged at this machine's scale (printTable). */
@@ -97,6 +100,8 @@ const TARGETS_BASELINE = 37_000
 
 const rows: Row[] = []
 let failed = false
+/** The bare baseline's CPU milliseconds per request, by number of processes. */
+const baselineCpu = new Map<number, number>()
 
 await ensureBuild()
 
@@ -265,12 +270,15 @@ if (failed) process.exitCode = 1
 async function runWebScenarios(processes: number) {
   console.log(`\n--- ${processes} web process${processes > 1 ? 'es' : ''} ---`)
   const baseline = await measureBaseline(processes)
-  console.log(`baseline: ${describe(baseline)}`)
+  console.log(`baseline: ${describe(baseline)}, CPU per request ${baseline.cpuMs.toFixed(2)} ms`)
+  baselineCpu.set(processes, baseline.cpuMs)
 
   const worker = startWorker(webEnv, workerArgs)
   const web = await startWeb({ port: PORT, tls, webConcurrency: processes, env: webEnv })
   const webRss = new RssWatch(web)
   const workerRss = new RssWatch(worker)
+  const webCpu = new CpuWatch(web)
+  const workerCpu = new CpuWatch(worker)
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const restRss = webRss.now()
   let loadPeak = 0
@@ -281,24 +289,34 @@ async function runWebScenarios(processes: number) {
     if (WARMUP > 0) await loadRun(path, body, url, WARMUP)
     webRss.start()
     workerRss.start()
+    webCpu.start()
+    workerCpu.start()
     const result = await loadRun(path, body)
     const peaks = { web: webRss.stop(), worker: workerRss.stop() }
+    // The worker's share: the jobs these requests queued, run while they were being served.
+    const cpu = { web: webCpu.stop(result.requests), worker: workerCpu.stop(result.requests) }
     loadPeak = Math.max(loadPeak, peaks.web)
     workerPeak = Math.max(workerPeak, peaks.worker)
-    console.log(`${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB`)
+    console.log(
+      `${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB, CPU per request ${cpuText(cpu)}`
+    )
     if (result.ok === 0) failed = true
-    return { result, peaks }
+    return { result, peaks, cpu }
   }
-  const rssText = (peaks: { web: number; worker: number }) => ({
+  const rssText = (
+    peaks: { web: number; worker: number },
+    cpu?: { web: number; worker: number }
+  ) => ({
     webRss: `${mib(peaks.web)} MiB`,
     workerRss: `${mib(peaks.worker)} MiB`,
+    cpu: cpu ? cpuText(cpu) : undefined,
   })
 
   try {
     let emptyRate: number | undefined
     if (SCENARIOS.has('create') || SCENARIOS.has('create-full')) {
       await emptyPaymentOrders()
-      const { result, peaks } = await measure('/payment/create-transfer', bodies.create)
+      const { result, peaks, cpu } = await measure('/payment/create-transfer', bodies.create)
       emptyRate = result.perSecond
       rows.push({
         measure: '/payment/create-transfer, one deposit account, empty table',
@@ -308,7 +326,7 @@ async function runWebScenarios(processes: number) {
         baseline: baseline.perSecond,
         p50: result.p50,
         p99: result.p99,
-        ...rssText(peaks),
+        ...rssText(peaks, cpu),
         target: '≥ 3,000 req/s, p99 ≤ 50 ms',
         met: result.perSecond >= 3000 && result.p99 <= 50,
         rateTarget: 3000,
@@ -316,7 +334,7 @@ async function runWebScenarios(processes: number) {
       })
     }
     if (SCENARIOS.has('balance')) {
-      const { result, peaks } = await measure('/balance', bodies.balance)
+      const { result, peaks, cpu } = await measure('/balance', bodies.balance)
       rows.push({
         measure: '/balance',
         processes,
@@ -325,14 +343,14 @@ async function runWebScenarios(processes: number) {
         baseline: baseline.perSecond,
         p50: result.p50,
         p99: result.p99,
-        ...rssText(peaks),
+        ...rssText(peaks, cpu),
         target: '≥ 25 % of baseline',
         met: result.perSecond >= 0.25 * baseline.perSecond,
         note: refusalNote(result),
       })
     }
     if (SCENARIOS.has('withdraw')) {
-      const { result, peaks } = await measure('/withdraw/create', bodies.withdraw)
+      const { result, peaks, cpu } = await measure('/withdraw/create', bodies.withdraw)
       rows.push({
         measure: '/withdraw/create, one merchant (accepted)',
         processes,
@@ -341,7 +359,7 @@ async function runWebScenarios(processes: number) {
         baseline: baseline.perSecond,
         p50: result.p50,
         p99: result.p99,
-        ...rssText(peaks),
+        ...rssText(peaks, cpu),
         target: '≥ 1,000 req/s, ledger:verify green',
         met: result.perSecond >= 1000,
         rateTarget: 1000,
@@ -351,7 +369,7 @@ async function runWebScenarios(processes: number) {
     if (SCENARIOS.has('create-full')) {
       await emptyPaymentOrders()
       const seeded = await seedOrdersOfTheDay(SEED_ORDERS)
-      const { result, peaks } = await measure('/payment/create-transfer', bodies.create)
+      const { result, peaks, cpu } = await measure('/payment/create-transfer', bodies.create)
       const ratio = emptyRate ? result.perSecond / emptyRate : undefined
       rows.push({
         measure: `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
@@ -361,7 +379,7 @@ async function runWebScenarios(processes: number) {
         baseline: baseline.perSecond,
         p50: result.p50,
         p99: result.p99,
-        ...rssText(peaks),
+        ...rssText(peaks, cpu),
         target: '≥ 90 % of the empty-table rate',
         met: ratio === undefined ? undefined : ratio >= 0.9,
         note:
@@ -415,9 +433,11 @@ async function measureBaseline(processes: number) {
     await waitUntilListening(BASELINE_PORT, baseline.exited)
     const target = `https://127.0.0.1:${BASELINE_PORT}`
     if (WARMUP > 0) await loadRun('/baseline', baselineBody, target, WARMUP)
+    const cpu = new CpuWatch(baseline)
+    cpu.start()
     const result = await loadRun('/baseline', baselineBody, target)
     if (result.ok === 0) failed = true
-    return result
+    return { ...result, cpuMs: cpu.stop(result.requests) }
   } finally {
     await baseline.stop()
   }
@@ -505,18 +525,21 @@ async function runCallbacks() {
     workerArgs
   )
   const workerRss = new RssWatch(worker)
+  const workerCpu = new CpuWatch(worker)
   const deadline = Date.now() + Math.max(60_000, CALLBACKS * 2)
   let started = false
   try {
     while (received.length < CALLBACKS && Date.now() < deadline) {
       if (!started && received.length > 0) {
         workerRss.start()
+        workerCpu.start()
         started = true
       }
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
   } finally {
     const peak = started ? workerRss.stop() : workerRss.now()
+    const cpuMs = workerCpu.stop(Math.max(0, received.length - 1))
     await worker.stop()
     receiver.close()
     receiver.closeAllConnections()
@@ -538,6 +561,7 @@ async function runCallbacks() {
       figure: rate,
       unit: 'callbacks/s',
       workerRss: `${mib(peak)} MiB`,
+      cpu: `- / ${cpuMs.toFixed(2)} ms`,
       target: '≥ 2,000/s',
       met: rate >= 2000 && count === CALLBACKS,
       rateTarget: 2000,
@@ -746,6 +770,10 @@ function describe(result: LoadResult) {
   return `${result.perSecond.toFixed(0)} req/s answered 200, p50 ${result.p50} ms, p99 ${result.p99} ms (${statuses}${result.errors ? `, ${result.errors} errors` : ''})`
 }
 
+function cpuText(cpu: { web: number; worker: number }) {
+  return `${cpu.web.toFixed(2)} / ${cpu.worker.toFixed(2)} ms`
+}
+
 function refusalNote(result: LoadResult) {
   if (result.ok === result.requests && result.errors === 0) return undefined
   const refused = result.requests - result.ok
@@ -770,10 +798,19 @@ function printTable() {
     )
     console.log('')
   }
+  if (baselineCpu.size > 0) {
+    const figures = [...baselineCpu].map(
+      ([processes, ms]) => `${ms.toFixed(2)} ms with ${processes}`
+    )
+    console.log(
+      `CPU per request is user + system time of the web processes / of the worker during the run, ÷ requests; the bare baseline's: ${figures.join(', ')}.`
+    )
+    console.log('')
+  }
   console.log(
-    "| Measure | Web processes | Figure | Baseline | Ratio | p50 / p99 | Web RSS | Worker RSS | Target | Met | At this machine's scale |"
+    "| Measure | Web processes | Figure | Baseline | Ratio | p50 / p99 | CPU per request (web / worker) | Web RSS | Worker RSS | Target | Met | At this machine's scale |"
   )
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|')
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const row of rows) {
     const ratio =
       row.baseline && row.figure !== undefined
@@ -790,7 +827,7 @@ function printTable() {
       scaled = `≥ ${number(target)} ${row.unit}: ${reached ? 'yes' : '**no**'}`
     }
     console.log(
-      `| ${row.measure}${row.note ? ` (${row.note})` : ''} | ${row.processes} | ${figure} | ${baseline} | ${ratio} | ${latency} | ${row.webRss ?? '-'} | ${row.workerRss ?? '-'} | ${row.target} | ${met} | ${scaled} |`
+      `| ${row.measure}${row.note ? ` (${row.note})` : ''} | ${row.processes} | ${figure} | ${baseline} | ${ratio} | ${latency} | ${row.cpu ?? '-'} | ${row.webRss ?? '-'} | ${row.workerRss ?? '-'} | ${row.target} | ${met} | ${scaled} |`
     )
   }
 }

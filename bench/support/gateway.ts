@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises'
 import { request as httpsRequest } from 'node:https'
 import { join } from 'node:path'
 import { BUILD, ROOT } from './build.js'
-import { childPids, procStatus, resetPeakRss } from './proc.js'
+import { childPids, procCpuSeconds, procStatus, resetPeakRss } from './proc.js'
 
 export interface Tls {
   cert: string
@@ -225,5 +225,28 @@ export class RssWatch {
     clearInterval(this.#timer)
     const hwm = Math.max(0, ...this.child.workers().map((pid) => procStatus(pid).hwm))
     return this.#reset ? Math.max(hwm, this.#sampled) : Math.max(this.#sampled, this.now())
+  }
+}
+
+/**
+ * CPU time (user + system) the working processes of a child spent between
+ * start() and stop(), per request served: unlike a rate, it hardly moves with
+ * what else the machine is doing, so a change's effect shows even on a busy VM.
+ */
+export class CpuWatch {
+  #start = 0
+  constructor(private child: Child) {}
+
+  #seconds() {
+    return this.child.workers().reduce((total, pid) => total + procCpuSeconds(pid), 0)
+  }
+
+  start() {
+    this.#start = this.#seconds()
+  }
+
+  /** Milliseconds of CPU per request since start(). */
+  stop(requests: number) {
+    return requests > 0 ? ((this.#seconds() - this.#start) * 1000) / requests : 0
   }
 }
