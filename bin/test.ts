@@ -19,6 +19,8 @@ process.env.API_RATE_LIMIT_PER_MERCHANT ??= '100000'
 process.env.API_AUTH_FAILURES_PER_IP ??= '100000'
 // A killed worker's jobs are picked up after 3 s instead of 30 s.
 process.env.QUEUE_LOCK_DURATION_MS ??= '3000'
+// Overdue orders are expired within a second instead of 5 s.
+process.env.EXPIRY_SWEEP_INTERVAL_MS ??= '1000'
 
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'

@@ -40,6 +40,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   QUEUE_PREFIX: Env.schema.string.optional(),
   QUEUE_LOCK_DURATION_MS: Env.schema.number.optional(),
   SWEEP_INTERVAL_MS: Env.schema.number.optional(),
+  EXPIRY_SWEEP_INTERVAL_MS: Env.schema.number.optional(),
   SCHEDULE_CHECK_INTERVAL_MS: Env.schema.number.optional(),
   SHUTDOWN_TIMEOUT_MS: Env.schema.number.optional(),
 

@@ -6,6 +6,7 @@ import PaymentOrder from '#payments/models/payment_order'
 import { expirePayment, sweepExpiredPayments } from '#payments/actions/expire_payment'
 import { bullConnection, queue, queuePrefix } from '#core/queue/queue_manager'
 import { HANDLERS } from '#core/queue/handlers'
+import { registerSchedules } from '#core/queue/schedules'
 import {
   authBody,
   createDepositAccount,
@@ -46,14 +47,17 @@ test.group('payment expiry', (group) => {
     await queue('payments').obliterate({ force: true })
   })
 
-  test('a BullMQ worker expires an open order at expire_datetime: error, slot released, one FAIL callback row', async ({
+  test('the scheduled sweep of a worker expires an open order after expire_datetime: error, slot released, one FAIL callback row', async ({
     assert,
   }) => {
     const who = await createDepositMerchant({ orderTtlSeconds: 1 })
     await createDepositAccount()
     const order = await createOrder(who, 'EXP1', 'https://merchant.example.test/cb')
     assert.equal(order.slotAmount, 10000)
+    assert.lengthOf(await queue('payments').getJobs(), 0, 'no job per order')
 
+    // As a worker starts: the schedules of its queues, then a BullMQ worker on them.
+    await registerSchedules(['payments'])
     const connection = bullConnection()
     const worker = new Worker('payments', async (job) => (await HANDLERS[job.name]())(job), {
       connection,
@@ -135,18 +139,44 @@ test.group('payment expiry', (group) => {
     assert.lengthOf(await db.from('callback_outbox'), 0)
   })
 
-  test('the sweep expires overdue orders whose job was lost, and frees their transfer_amount', async ({
-    assert,
-  }) => {
+  test('the sweep expires overdue orders and frees their transfer_amount', async ({ assert }) => {
     const who = await createDepositMerchant()
     await createDepositAccount()
     const first = await createOrder(who, 'EXP6')
-    await queue('payments').obliterate({ force: true }) // the delayed job is gone
     await PaymentOrder.query()
       .where('id', first.id)
       .update({ expire_at: DateTime.utc().minus({ seconds: 1 }).toJSDate() })
     assert.equal(await sweepExpiredPayments(), 1)
     const second = await createOrder(who, 'EXP7')
     assert.equal(second.transferAmount, first.transferAmount, 'the released slot is reused')
+  })
+
+  test('two sweeps at once, in batches, expire each overdue order exactly once', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const orders = []
+    for (let index = 0; index < 12; index++) {
+      orders.push(await createOrder(who, `EXPB${index}`, 'https://merchant.example.test/cb'))
+    }
+    const later = DateTime.utc().plus({ hours: 1 })
+    // Batches of 5: three rounds each, racing for the same rows.
+    const [first, second] = await Promise.all([
+      sweepExpiredPayments(later, 5),
+      sweepExpiredPayments(later, 5),
+    ])
+    assert.equal(first + second, 12)
+    const statuses = await PaymentOrder.query().whereIn(
+      'id',
+      orders.map((order) => order.id)
+    )
+    assert.deepEqual([...new Set(statuses.map((order) => order.status))], ['error'])
+    const callbacks = await db.from('callback_outbox').whereIn(
+      'order_id',
+      orders.map((order) => order.id)
+    )
+    assert.lengthOf(callbacks, 12, 'one FAIL callback row per order')
+    assert.equal(await sweepExpiredPayments(later, 5), 0)
   })
 })

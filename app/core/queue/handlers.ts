@@ -5,8 +5,6 @@ type Handler = (job: Job) => Promise<unknown>
 
 /** Job name → handler, loaded lazily so that the web process never imports job code. */
 export const HANDLERS: Record<string, () => Promise<Handler>> = {
-  [JOBS.expirePayment.name]: async () =>
-    (await import('#jobs/expire_payment_job')).default as Handler,
   [JOBS.sweepExpiredPayments.name]: async () =>
     (await import('#jobs/sweep_expired_payments_job')).default as Handler,
   [JOBS.dispatchPayout.name]: async () =>

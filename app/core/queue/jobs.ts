@@ -23,14 +23,7 @@ export interface JobDefinition {
 }
 
 export const JOBS = {
-  /** Turns one open payment order past its expire_datetime into error. */
-  expirePayment: {
-    queue: 'payments',
-    name: 'payment.expire',
-    attempts: 10,
-    backoff: { type: 'exponential', delay: 2000 },
-  },
-  /** Safety net: expires any open order whose own expiry job was lost. */
+  /** Turns every open payment order past its expire_datetime into error (the only expiry path). */
   sweepExpiredPayments: {
     queue: 'payments',
     name: 'payment.sweep-expired',
@@ -130,7 +123,7 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   {
     id: 'sweep-expired-payments',
     job: 'sweepExpiredPayments',
-    everyMs: queueConfig.sweepIntervalMs,
+    everyMs: queueConfig.expirySweepIntervalMs,
   },
   { id: 'sweep-payouts', job: 'sweepPayouts', everyMs: queueConfig.sweepIntervalMs },
   {

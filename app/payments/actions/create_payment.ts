@@ -31,7 +31,6 @@ import {
   reserveMerchantOrderIdStatement,
 } from '#merchants/merchant_order_ids'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
-import { scheduleExpiry } from '#payments/actions/expire_payment'
 import { createdOrderEventStatement } from '#core/order_events'
 import {
   batchTransaction,
@@ -104,10 +103,8 @@ export class CreatePayment {
     const refusals: string[] = []
     for (const candidate of candidates) {
       const outcome = await withDeadlockRetry(() => this.#attempt(merchant, type, input, candidate))
-      if (outcome.ok) {
-        await scheduleExpiry(outcome.order)
-        return { order: outcome.order, platform }
-      }
+      // No job is queued for the order's expiry: the worker's expiry sweep finds it by expire_at.
+      if (outcome.ok) return { order: outcome.order, platform }
       refusals.push(outcome.reason)
     }
 

@@ -4,28 +4,7 @@ import logger from '@adonisjs/core/services/logger'
 import PaymentOrder from '#payments/models/payment_order'
 import { transitionPayment } from '#payments/payment_state'
 import { SYSTEM } from '#core/actor'
-import { dispatch } from '#core/queue/queue_manager'
-
-/**
- * Schedules the expiry of a new order as a delayed job (job id = order id, so
- * scheduling twice is harmless). If Redis is unreachable the order is still
- * valid: the periodic sweep expires it.
- */
-export async function scheduleExpiry(order: PaymentOrder) {
-  const delay = Math.max(0, order.expireAt.toMillis() - Date.now())
-  try {
-    await dispatch(
-      'expirePayment',
-      { paymentOrderId: order.id },
-      { delay, jobId: `expire-${order.id}` }
-    )
-  } catch (error) {
-    logger.warn(
-      { err: error, platform_order_id: order.platformOrderId },
-      'expiry job not scheduled; the sweep will expire the order'
-    )
-  }
-}
+import { withDeadlockRetry } from '#core/db_retry'
 
 /**
  * open → error for an order past its expire_datetime, with its transfer_amount
@@ -53,16 +32,46 @@ export async function expirePayment(paymentOrderId: number, now: DateTime = Date
   })
 }
 
-/** Expires every overdue open order (the periodic safety net). */
+/** Orders expired at once by the sweep: each in its own short transaction. */
+const SWEEP_LANES = 4
+
+/**
+ * Expires every overdue open order, oldest first, a batch at a time until
+ * none is left (the job runs every EXPIRY_SWEEP_INTERVAL_MS; this is the only
+ * expiry path). Orders are independent: one that fails is logged and left for
+ * the next run, the others are expired; the run then fails so that it shows.
+ */
 export async function sweepExpiredPayments(now: DateTime = DateTime.utc(), batch = 500) {
-  const due = await PaymentOrder.query()
-    .where('status', 'open')
-    .where('awaiting_review', false)
-    .where('expire_at', '<=', now.toJSDate())
-    .orderBy('expire_at')
-    .limit(batch)
-    .select('id')
   let expired = 0
-  for (const { id } of due) if (await expirePayment(id, now)) expired++
+  let failed = 0
+  for (;;) {
+    const due = await PaymentOrder.query()
+      .where('status', 'open')
+      .where('awaiting_review', false)
+      .where('expire_at', '<=', now.toJSDate())
+      .orderBy('expire_at')
+      .limit(batch)
+      .select('id', 'platform_order_id')
+    const queue = [...due]
+    let expiredNow = 0
+    const lane = async () => {
+      for (let order = queue.shift(); order; order = queue.shift()) {
+        try {
+          if (await withDeadlockRetry(() => expirePayment(order.id, now))) expiredNow++
+        } catch (error) {
+          failed++
+          logger.error(
+            { err: error, platform_order_id: order.platformOrderId },
+            'order not expired; the next sweep tries again'
+          )
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: SWEEP_LANES }, lane))
+    expired += expiredNow
+    // A short batch was the last; a batch where nothing changed would repeat itself.
+    if (due.length < batch || expiredNow === 0) break
+  }
+  if (failed > 0) throw new Error(`${failed} overdue orders could not be expired (${expired} were)`)
   return expired
 }
