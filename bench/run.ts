@@ -16,7 +16,8 @@
 | --concurrency, default its own), IMPORT_LINES / IMPORT_ORDERS (default
 | 100000 / 10000), BENCH_DATABASE (default gateway_perf_bench; wiped),
 | REDIS_DB (default 10), BENCH_PORT (default 3399), BENCH_BUILD=0 (use
-| build/ as it is), BENCH_JSON=path (also write the results as JSON).
+| build/ as it is), BENCH_JSON=path (also write the results as JSON),
+| WEB_HEAP_FLAGS / WORKER_FLAGS (node flags of the web processes / worker).
 |
 | Exits 1 when a run could not be measured (server did not start, no 200
 | answers, ledger:verify red); targets not met are shown as such, not failed.

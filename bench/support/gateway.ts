@@ -155,9 +155,12 @@ export async function startWeb(options: {
   return web
 }
 
+/** Node flags of the worker (WORKER_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile). */
+const WORKER_FLAGS = (process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean)
+
 /** `node build/ace.js queue:work` (the background worker). */
 export function startWorker(env: Record<string, string>, args: string[] = []) {
-  return startChild('worker', ['ace.js', 'queue:work', ...args], {
+  return startChild('worker', [...WORKER_FLAGS, 'ace.js', 'queue:work', ...args], {
     cwd: BUILD,
     env: gatewayEnv(env),
   })

@@ -3,6 +3,7 @@ import { assertError } from '#tests/helpers/envelope'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
+import { queue } from '#core/queue/queue_manager'
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { completePayout } from '#payouts/actions/complete_payout'
 import {
@@ -59,6 +60,29 @@ test.group('withdraw create', (group) => {
     const order = await PayoutOrder.findByOrFail('platform_order_id', data.platform_order_id)
     assert.equal(order.fee, 6_00)
     assert.equal(order.holdState, 'held')
+  })
+
+  test('queues its dispatch now and its hold release for the end of the hold period', async ({
+    assert,
+  }) => {
+    await queue('payouts').obliterate({ force: true })
+    const who = await createPayoutMerchant(1000_00)
+    const response = await withdraw(who)
+    assert.equal(response.status, 200, response.text)
+    const order = await PayoutOrder.findByOrFail(
+      'platform_order_id',
+      response.json.data.platform_order_id
+    )
+    const dispatchJob = await queue('payouts').getJob(`payout-dispatch-${order.id}`)
+    const holdJob = await queue('payouts').getJob(`payout-hold-${order.id}`)
+    assert.equal(dispatchJob?.name, 'payout.dispatch')
+    assert.deepEqual(dispatchJob?.data, { payoutOrderId: order.id })
+    assert.equal(await dispatchJob?.getState(), 'waiting')
+    assert.equal(holdJob?.name, 'payout.release-hold')
+    assert.equal(await holdJob?.getState(), 'delayed')
+    assert.equal(holdJob?.opts.attempts, 10)
+    // Due at hold_expires_at, give or take the request's own duration.
+    assert.closeTo(holdJob!.timestamp + holdJob!.delay, order.holdExpiresAt.toMillis(), 2000)
   })
 
   test('the spec balance table: create, then success or failure', async ({ assert }) => {

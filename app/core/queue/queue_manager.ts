@@ -54,6 +54,12 @@ export function queue(name: QueueName): Queue {
   return instance
 }
 
+export interface JobRequest {
+  job: JobKey
+  data: Record<string, unknown>
+  options?: JobsOptions
+}
+
 /**
  * Adds a job with the retry policy of its definition. Fails within about a
  * second when Redis is away: at once once the connection is known lost, and
@@ -66,19 +72,37 @@ export async function dispatch(
   data: Record<string, unknown>,
   options: JobsOptions = {}
 ) {
-  const definition = JOBS[job]
-  const target = queue(definition.queue)
+  const [added] = await dispatchAll([{ job, data, options }])
+  return added
+}
+
+/**
+ * Adds jobs of one queue in one round trip to Redis (BullMQ's addBulk: one
+ * MULTI), each with the retry policy of its definition; fails as dispatch does.
+ */
+export async function dispatchAll(requests: JobRequest[]) {
+  const queueName = JOBS[requests[0].job].queue
+  if (requests.some(({ job }) => JOBS[job].queue !== queueName)) {
+    throw new Error('dispatchAll takes jobs of one queue')
+  }
   const status = queueConnection().status
   if (['reconnecting', 'close', 'end'].includes(status)) {
-    throw new Error(`Redis is not connected (${status}); job ${job} not added`)
+    throw new Error(`Redis is not connected (${status}); jobs not added`)
   }
-  const adding = target.add(definition.name, data, {
-    attempts: definition.attempts,
-    backoff: definition.backoff,
-    removeOnComplete: { count: 1000 },
-    removeOnFail: { count: 5000 },
-    ...options,
-  })
+  const names = requests.map(({ job }) => job).join(', ')
+  const adding = queue(queueName).addBulk(
+    requests.map(({ job, data, options }) => ({
+      name: JOBS[job].name,
+      data,
+      opts: {
+        attempts: JOBS[job].attempts,
+        backoff: JOBS[job].backoff,
+        removeOnComplete: { count: 1000 },
+        removeOnFail: { count: 5000 },
+        ...options,
+      },
+    }))
+  )
   let timer: NodeJS.Timeout | undefined
   try {
     return await Promise.race([
@@ -87,7 +111,7 @@ export async function dispatch(
         timer = setTimeout(
           () =>
             reject(
-              new Error(`Redis did not take job ${job} within ${REDIS_COMMAND_TIMEOUT_MS} ms`)
+              new Error(`Redis did not take job ${names} within ${REDIS_COMMAND_TIMEOUT_MS} ms`)
             ),
           REDIS_COMMAND_TIMEOUT_MS
         )

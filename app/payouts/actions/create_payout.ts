@@ -19,7 +19,7 @@ import { InsufficientBalanceError } from '#ledger/errors'
 import { newPlatformOrderId } from '#core/order_ids'
 import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
-import { dispatch } from '#core/queue/queue_manager'
+import { dispatchAll } from '#core/queue/queue_manager'
 import { createdOrderEventStatement } from '#core/order_events'
 import { batchTransaction, insertStatement, markInserted, COMMIT } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
@@ -154,19 +154,22 @@ export class CreatePayout {
  */
 async function scheduleAfterCreate(order: PayoutOrder) {
   try {
-    await dispatch(
-      'dispatchPayout',
-      { payoutOrderId: order.id },
-      { jobId: `payout-dispatch-${order.id}` }
-    )
-    await dispatch(
-      'releasePayoutHold',
-      { payoutOrderId: order.id },
+    // Both in one round trip to Redis.
+    await dispatchAll([
       {
-        jobId: `payout-hold-${order.id}`,
-        delay: Math.max(0, order.holdExpiresAt.toMillis() - Date.now()),
-      }
-    )
+        job: 'dispatchPayout',
+        data: { payoutOrderId: order.id },
+        options: { jobId: `payout-dispatch-${order.id}` },
+      },
+      {
+        job: 'releasePayoutHold',
+        data: { payoutOrderId: order.id },
+        options: {
+          jobId: `payout-hold-${order.id}`,
+          delay: Math.max(0, order.holdExpiresAt.toMillis() - Date.now()),
+        },
+      },
+    ])
   } catch (error) {
     logger.warn(
       { err: error, platform_order_id: order.platformOrderId },
