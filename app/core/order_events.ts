@@ -87,6 +87,22 @@ export function createdOrderEventStatement(event: Omit<NewOrderEvent, 'orderId' 
   )
 }
 
+/**
+ * The event of a payout order's compare-and-set status change, made by the
+ * UPDATE just before this statement in the same batch: appended only if that
+ * UPDATE changed the row (ROW_COUNT() = 1), so a change that found the order
+ * in another status records nothing. The order type is the order's `kind`
+ * (withdraw or settlement).
+ */
+export function changedPayoutEventStatement(event: Omit<NewOrderEvent, 'orderType'>) {
+  const row = eventRow({ ...event, orderType: 'withdraw' })
+  return statement(
+    `INSERT INTO order_events (order_type, order_id, from_status, to_status, actor, reason, created_at)
+     SELECT kind, id, ?, ?, ?, ?, ? FROM payout_orders WHERE id = ? AND ROW_COUNT() = 1`,
+    [row.from_status, row.to_status, row.actor, row.reason, new Date(), row.order_id]
+  )
+}
+
 /** An order's events, oldest first. */
 export function orderTimeline(orderType: OrderType, orderId: number) {
   return OrderEvent.query().where({ order_type: orderType, order_id: orderId }).orderBy('id')

@@ -1,10 +1,11 @@
 import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type PayoutOrder from '#payouts/models/payout_order'
 import Merchant from '#merchants/models/merchant'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { writePayoutCallback } from '#callbacks/outbox'
-import { recordOrderEvent } from '#core/order_events'
+import { changedPayoutEventStatement, recordOrderEvent } from '#core/order_events'
+import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
+import PayoutOrder from '#payouts/models/payout_order'
 import type { Actor } from '#core/actor'
 
 /**
@@ -119,6 +120,58 @@ export async function transitionPayout(
   // Last before the caller's commit: the posting locks the merchant's balance
   // row, which every payout of the merchant needs, until then.
   await postHold?.()
+}
+
+/** Transitions that move no money and write no callback: only the order's status changes. */
+const STATUS_ONLY: readonly PayoutStatus[] = ['queue', 'pending']
+
+/**
+ * A transition that moves no money (→ queue, → pending) as one
+ * compare-and-set batch in its own transaction, without reading the row
+ * first: the order changes, and its event is appended, only if it is still
+ * in `from` (a transition the table allows). One round trip instead of five
+ * (BEGIN, lock, update, event, COMMIT): the worker dispatches every payout
+ * through two of them. Returns the order as it is after the batch (null if
+ * there is none) and whether this call moved it.
+ */
+export async function compareAndSetPayoutStatus(
+  payoutOrderId: number,
+  from: PayoutStatus,
+  change: PayoutChange
+) {
+  if (!STATUS_ONLY.includes(change.to)) {
+    throw new Error(`A payout order goes to ${change.to} through transitionPayout`)
+  }
+  assertPayoutTransition(from, change.to)
+  const now = (change.now ?? DateTime.utc()).toJSDate()
+  const set = ['status = ?', 'updated_at = ?']
+  const values: unknown[] = [change.to, now]
+  if (change.connectorReference !== undefined) {
+    set.push('connector_reference = ?')
+    values.push(change.connectorReference)
+  }
+  const [updated, , rows] = await batchTransaction((trx) =>
+    trx.run([
+      statement(`UPDATE payout_orders SET ${set.join(', ')} WHERE id = ? AND status = ?`, [
+        ...values,
+        payoutOrderId,
+        from,
+      ]),
+      changedPayoutEventStatement({
+        orderId: payoutOrderId,
+        from,
+        to: change.to,
+        actor: change.actor,
+        reason: change.reason,
+      }),
+      statement('SELECT * FROM payout_orders WHERE id = ?', [payoutOrderId]),
+      COMMIT,
+    ])
+  )
+  return {
+    order: rows[0] ? PayoutOrder.$createFromAdapterResult(rows[0]) : null,
+    moved: updated.affectedRows === 1,
+  }
 }
 
 /** Sets the hold consumed and returns its posting, to be written last. */

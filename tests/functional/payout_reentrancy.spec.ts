@@ -102,6 +102,35 @@ test.group('payout dispatch is re-entrant', (group) => {
     assert.deepEqual(records.callbacks, [{ status: 'SUCCESS' }])
   })
 
+  test('four dispatches of one order at once move it new → queue → pending once, with one event each', async ({
+    assert,
+  }) => {
+    const who = await createPayoutMerchant(1000_00)
+    const order = await createWithdrawal(who)
+
+    const outcomes = await Promise.all([1, 2, 3, 4].map(() => dispatchPayout(order.id)))
+    // The one that moved it to queue, or one that found it there, records pending; never two.
+    assert.equal(outcomes.filter((outcome) => outcome === 'pending').length, 1, outcomes.join())
+    await order.refresh()
+    assert.equal(order.status, 'pending')
+    assert.equal(order.connectorReference, `SBXB${String(order.id).padStart(12, '0')}`)
+    const events = await db
+      .from('order_events')
+      .where({ order_type: 'withdraw', order_id: order.id })
+      .orderBy('id')
+      .select('from_status', 'to_status', 'actor', 'reason')
+    assert.deepEqual(events, [
+      { from_status: null, to_status: 'new', actor: `merchant:${who.merchantId}`, reason: null },
+      { from_status: 'new', to_status: 'queue', actor: 'system', reason: 'dispatched' },
+      {
+        from_status: 'queue',
+        to_status: 'pending',
+        actor: 'system',
+        reason: 'sandbox: transfer accepted',
+      },
+    ])
+  })
+
   test('a bank answer job run several times at once completes the order once', async ({
     assert,
   }) => {

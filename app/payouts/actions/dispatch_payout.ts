@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
-import { transitionPayout } from '#payouts/payout_state'
+import { compareAndSetPayoutStatus, transitionPayout } from '#payouts/payout_state'
 import { SYSTEM, type Actor } from '#core/actor'
 import { PAYOUT_CONNECTORS, payoutConnector } from '#payouts/connectors/registry'
 import { completePayout, releasePayoutHold } from '#payouts/actions/complete_payout'
@@ -9,22 +9,19 @@ import queueConfig from '#config/queue'
 import { forgetPastWithdrawals } from '#payouts/duplicate_withdrawals'
 
 /**
- * new → queue → (connector) → pending. Each step is its own short transaction
- * and checks the state it expects, so running this twice (a retried job, a
- * second worker) moves the order once. The connector call sits between them:
- * connectors are idempotent per order. `actor`: who the order's timeline
- * names (the worker, or an operator retrying a dispatch).
+ * new → queue → (connector) → pending. Each step is its own compare-and-set
+ * batch (one round trip) that changes the order only from the state it
+ * expects, so running this twice (a retried job, a second worker) moves the
+ * order once. The connector call sits between them: connectors are
+ * idempotent per order, and an order found in queue is submitted again (its
+ * worker died after the first step). `actor`: who the order's timeline names
+ * (the worker, or an operator retrying a dispatch).
  */
 export async function dispatchPayout(payoutOrderId: number, actor: Actor = SYSTEM) {
-  const order = await db.transaction(async (trx) => {
-    const row = await PayoutOrder.query({ client: trx })
-      .where('id', payoutOrderId)
-      .forUpdate()
-      .first()
-    if (row?.status === 'new') {
-      await transitionPayout(trx, row, { to: 'queue', actor, reason: 'dispatched' })
-    }
-    return row
+  const { order } = await compareAndSetPayoutStatus(payoutOrderId, 'new', {
+    to: 'queue',
+    actor,
+    reason: 'dispatched',
   })
   if (!order || order.status !== 'queue') return 'skipped'
 
@@ -34,21 +31,14 @@ export async function dispatchPayout(payoutOrderId: number, actor: Actor = SYSTE
   const result = await connector.submit(order)
   if (result.state === 'queued') return 'queued'
 
-  return db.transaction(async (trx) => {
-    const row = await PayoutOrder.query({ client: trx })
-      .where('id', payoutOrderId)
-      .forUpdate()
-      .firstOrFail()
-    // The bank's answer may already have been recorded (see collectBankAnswer).
-    if (row.status !== 'queue') return 'skipped'
-    await transitionPayout(trx, row, {
-      to: 'pending',
-      actor,
-      reason: `${connector.name}: transfer accepted`,
-      connectorReference: result.reference,
-    })
-    return 'pending'
+  // The bank's answer may already have been recorded (see collectBankAnswer): then nothing moves.
+  const { moved } = await compareAndSetPayoutStatus(payoutOrderId, 'queue', {
+    to: 'pending',
+    actor,
+    reason: `${connector.name}: transfer accepted`,
+    connectorReference: result.reference,
   })
+  return moved ? 'pending' : 'skipped'
 }
 
 /**
