@@ -1,4 +1,4 @@
-import db from '@adonisjs/lucid/services/db'
+import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
 import logger from '@adonisjs/core/services/logger'
 import { JOBS } from '#core/queue/jobs'
 import { postCallback, type PostResult } from '#callbacks/transport'
@@ -40,22 +40,28 @@ interface OutboxRow {
  * crashed worker) is claimed. The claim makes duplicate jobs harmless: a
  * delivered or failed row, a row of a newer series, or a row in flight is
  * never posted by them. The read after the claim sees the row as claimed, or
- * tells why it was not. Plain SQL, no model: this runs for every callback.
+ * tells why it was not. Plain SQL, no model, one round trip (a statement
+ * batch): this runs for every callback.
  */
 async function claim(data: DeliverCallbackData, job: DeliveryJob) {
   const now = new Date()
   // An attempt never outlives its timeout; the lease adds a little slack for the database writes.
   const leaseUntil = new Date(now.getTime() + callbackSettings().timeoutMs + 5_000)
-  const [claimed] = await db.rawQuery(
-    `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
-      WHERE id = ? AND series = ? AND state = 'pending'
-        AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)`,
-    [job.id, leaseUntil, data.outboxId, data.series, now, job.id]
-  )
-  const [rows] = await db.rawQuery(
-    `SELECT id, merchant_id, platform_order_id, notify_url, body, signature, state, attempts, series
-       FROM callback_outbox WHERE id = ?`,
-    [data.outboxId]
+  const [claimed, rows] = await batchTransaction((trx) =>
+    trx.run([
+      statement(
+        `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
+          WHERE id = ? AND series = ? AND state = 'pending'
+            AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)`,
+        [job.id, leaseUntil, data.outboxId, data.series, now, job.id]
+      ),
+      statement(
+        `SELECT id, merchant_id, platform_order_id, notify_url, body, signature, state, attempts, series
+           FROM callback_outbox WHERE id = ?`,
+        [data.outboxId]
+      ),
+      COMMIT,
+    ])
   )
   return { claimed: Number(claimed.affectedRows) === 1, row: (rows as OutboxRow[])[0] }
 }
@@ -108,42 +114,55 @@ export async function deliverCallback(
       : 'pending'
   const finishedAt = new Date()
 
-  // The attempt and the row's new state commit together. The row first: its
-  // lock is then taken once, not shared by the attempt's foreign key and upgraded.
-  const recorded = await db.transaction(async (trx) => {
-    const updated = await trx
-      .from('callback_outbox')
-      .where({ id: rowId, series: row.series, claimed_by: job.id })
-      .update({
-        state,
-        attempts: Math.min(attempt, MAX_ATTEMPTS),
-        delivered_at: result.ok ? finishedAt : null,
-        last_attempt_at: startedAt,
-        last_http_status: result.httpStatus,
-        last_error: result.error,
-        next_attempt_at:
+  // The attempt and the row's new state commit together, in one round trip.
+  // The row first: its lock is then taken once, not shared by the attempt's
+  // foreign key and upgraded.
+  const [updated] = await batchTransaction((trx) =>
+    trx.run([
+      statement(
+        `UPDATE callback_outbox SET state = ?, attempts = ?, delivered_at = ?, last_attempt_at = ?,
+            last_http_status = ?, last_error = ?, next_attempt_at = ?, claimed_by = NULL, claimed_until = NULL
+          WHERE id = ? AND series = ? AND claimed_by = ?`,
+        [
+          state,
+          Math.min(attempt, MAX_ATTEMPTS),
+          result.ok ? finishedAt : null,
+          startedAt,
+          result.httpStatus,
+          result.error,
           state === 'pending'
             ? new Date(finishedAt.getTime() + JOBS.deliverCallback.backoff.delay)
             : null,
-        claimed_by: null,
-        claimed_until: null,
-      })
-    if (row.attempts < MAX_ATTEMPTS) {
-      await trx.insertQuery().table('callback_attempts').insert({
-        callback_outbox_id: rowId,
-        series: row.series,
-        attempt,
-        job_id: job.id,
-        target_address: result.targetAddress,
-        http_status: result.httpStatus,
-        latency_ms: result.latencyMs,
-        response_excerpt: result.responseExcerpt,
-        error: result.error,
-        created_at: startedAt,
-      })
-    }
-    return Number(Array.isArray(updated) ? updated[0] : updated) === 1
-  })
+          rowId,
+          row.series,
+          job.id,
+        ]
+      ),
+      ...(row.attempts < MAX_ATTEMPTS
+        ? [
+            statement(
+              `INSERT INTO callback_attempts (callback_outbox_id, series, attempt, job_id, target_address,
+                  http_status, latency_ms, response_excerpt, error, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+              [
+                rowId,
+                row.series,
+                attempt,
+                job.id,
+                result.targetAddress,
+                result.httpStatus,
+                result.latencyMs,
+                result.responseExcerpt,
+                result.error,
+                startedAt,
+              ]
+            ),
+          ]
+        : []),
+      COMMIT,
+    ])
+  )
+  const recorded = Number(updated.affectedRows) === 1
 
   const context = {
     callback_outbox_id: rowId,
