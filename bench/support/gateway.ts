@@ -233,8 +233,9 @@ export class RssWatch {
 
 /**
  * CPU time (user + system) the working processes of a child spent between
- * start() and stop(), per request served: unlike a rate, it hardly moves with
- * what else the machine is doing, so a change's effect shows even on a busy VM.
+ * start() and stop(), per request served: steadier than a rate when the VM is
+ * busy (though a slower host still inflates it), so a change's effect shows
+ * in alternating runs.
  */
 export class CpuWatch {
   #start = 0
