@@ -179,4 +179,37 @@ test.group('payment expiry', (group) => {
     assert.lengthOf(callbacks, 12, 'one FAIL callback row per order')
     assert.equal(await sweepExpiredPayments(later, 5), 0)
   })
+
+  test('an order that cannot be expired is logged and skipped for the run; the others are expired', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    await createDepositAccount()
+    const poisoned = await createOrder(who, 'EXPF1')
+    const others = [await createOrder(who, 'EXPF2'), await createOrder(who, 'EXPF3')]
+    // The poisoned order is due first; the database refuses to close it.
+    await PaymentOrder.query()
+      .where('id', poisoned.id)
+      .update({ expire_at: DateTime.utc().minus({ minutes: 1 }).toJSDate() })
+    await db.rawQuery('DROP TRIGGER IF EXISTS test_refuse_expiry')
+    await db.rawQuery(
+      `CREATE TRIGGER test_refuse_expiry BEFORE UPDATE ON payment_orders FOR EACH ROW
+       BEGIN
+         IF OLD.id = ${poisoned.id} AND NEW.status = 'error' THEN
+           SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test';
+         END IF;
+       END`
+    )
+    try {
+      // Batches of one: the next batch must not pick the poisoned order again.
+      const sweep = sweepExpiredPayments(DateTime.utc().plus({ hours: 1 }), 1)
+      await assert.rejects(() => sweep, '1 overdue orders could not be expired (2 were)')
+    } finally {
+      await db.rawQuery('DROP TRIGGER IF EXISTS test_refuse_expiry')
+    }
+    assert.equal((await poisoned.refresh()).status, 'open')
+    for (const order of others) assert.equal((await order.refresh()).status, 'error')
+    // The next run expires it.
+    assert.equal(await sweepExpiredPayments(DateTime.utc().plus({ hours: 1 })), 1)
+  })
 })

@@ -43,23 +43,26 @@ const SWEEP_LANES = 4
  */
 export async function sweepExpiredPayments(now: DateTime = DateTime.utc(), batch = 500) {
   let expired = 0
-  let failed = 0
+  // Orders that failed in this run are not tried again until the next one.
+  const failed = new Set<number>()
   for (;;) {
     const due = await PaymentOrder.query()
       .where('status', 'open')
       .where('awaiting_review', false)
       .where('expire_at', '<=', now.toJSDate())
+      .if(failed.size > 0, (query) => query.whereNotIn('id', [...failed]))
       .orderBy('expire_at')
       .limit(batch)
       .select('id', 'platform_order_id')
     const queue = [...due]
     let expiredNow = 0
+    const failedBefore = failed.size
     const lane = async () => {
       for (let order = queue.shift(); order; order = queue.shift()) {
         try {
           if (await withDeadlockRetry(() => expirePayment(order.id, now))) expiredNow++
         } catch (error) {
-          failed++
+          failed.add(order.id)
           logger.error(
             { err: error, platform_order_id: order.platformOrderId },
             'order not expired; the next sweep tries again'
@@ -69,9 +72,13 @@ export async function sweepExpiredPayments(now: DateTime = DateTime.utc(), batch
     }
     await Promise.all(Array.from({ length: SWEEP_LANES }, lane))
     expired += expiredNow
-    // A short batch was the last; a batch where nothing changed would repeat itself.
-    if (due.length < batch || expiredNow === 0) break
+    // A short batch was the last. A full one where nothing changed and nothing
+    // failed (another sweep got there first) would only repeat itself; failed
+    // orders are left out of the next batches, so the loop always moves on.
+    if (due.length < batch || (expiredNow === 0 && failedBefore === failed.size)) break
   }
-  if (failed > 0) throw new Error(`${failed} overdue orders could not be expired (${expired} were)`)
+  if (failed.size > 0) {
+    throw new Error(`${failed.size} overdue orders could not be expired (${expired} were)`)
+  }
   return expired
 }
