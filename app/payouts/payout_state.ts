@@ -122,9 +122,6 @@ export async function transitionPayout(
   await postHold?.()
 }
 
-/** Transitions that move no money and write no callback: only the order's status changes. */
-const STATUS_ONLY: readonly PayoutStatus[] = ['queue', 'pending']
-
 /**
  * A transition that moves no money (→ queue, → pending) as one
  * compare-and-set batch in its own transaction, without reading the row
@@ -139,7 +136,8 @@ export async function compareAndSetPayoutStatus(
   from: PayoutStatus,
   change: PayoutChange
 ) {
-  if (!STATUS_ONLY.includes(change.to)) {
+  // A final status moves money and writes a callback (transitionPayout); the others change only the status.
+  if (isFinalPayoutStatus(change.to)) {
     throw new Error(`A payout order goes to ${change.to} through transitionPayout`)
   }
   assertPayoutTransition(from, change.to)
