@@ -466,7 +466,6 @@ async function runCallbacks() {
 
   await db.from('callback_outbox').delete()
   const now = new Date()
-  const ids: number[] = []
   for (let start = 0; start < CALLBACKS; start += 1000) {
     const batch = []
     for (let k = start; k < Math.min(CALLBACKS, start + 1000); k++) {
@@ -497,16 +496,18 @@ async function runCallbacks() {
     }
     await db.table('callback_outbox').multiInsert(batch)
   }
-  const rowsInserted = await db.from('callback_outbox').select('id').orderBy('id')
-  for (const row of rowsInserted) ids.push(Number(row.id))
+  const rowsInserted = await db
+    .from('callback_outbox')
+    .select('id', 'platform_order_id')
+    .orderBy('id')
   const definition = JOBS.deliverCallback
-  for (let start = 0; start < ids.length; start += 1000) {
+  for (let start = 0; start < rowsInserted.length; start += 1000) {
     await queue(definition.queue).addBulk(
-      ids.slice(start, start + 1000).map((outboxId) => ({
+      rowsInserted.slice(start, start + 1000).map((row) => ({
         name: definition.name,
-        data: { outboxId, series: 0 },
+        data: { outboxId: Number(row.id), series: 0 },
         opts: {
-          jobId: `callback-${outboxId}`,
+          jobId: `callback-${row.platform_order_id}-PAID`,
           attempts: definition.attempts,
           backoff: definition.backoff,
           removeOnComplete: { count: 1000 },

@@ -3,29 +3,41 @@ import logger from '@adonisjs/core/services/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { dispatch, queue } from '#core/queue/queue_manager'
 import { JOBS } from '#core/queue/jobs'
+import { orderJobId } from '#core/queue/job_ids'
 
 export interface DeliverCallbackData {
   outboxId: number
   series: number
 }
 
+/** What names an outbox row for good: its order's platform_order_id and the status. */
+export interface CallbackRowKey {
+  id: number
+  platformOrderId: string
+  status: string
+}
+
 /**
- * The BullMQ job id of a row's delivery: `callback-<id>` for the first series,
- * `callback-<id>-resend-<n>` after the n-th resend. Adding a job whose id
- * exists is a no-op, so enqueueing twice (after-commit hook and sweep) is
- * harmless.
+ * The BullMQ job id of a row's delivery: `callback-<platform_order_id>-<status>`
+ * for the first series, with `-resend-<n>` after the n-th resend (orderJobId
+ * says why not the row's id). Enqueueing twice (after-commit hook and sweep)
+ * is harmless.
  */
-export function callbackJobId(outboxId: number, series: number) {
-  return series === 0 ? `callback-${outboxId}` : `callback-${outboxId}-resend-${series}`
+export function callbackJobId(row: Omit<CallbackRowKey, 'id'>, series: number) {
+  return series === 0
+    ? orderJobId('callback', row.platformOrderId, row.status)
+    : orderJobId('callback', row.platformOrderId, row.status, 'resend', series)
 }
 
 /** Adds the delivery job of the row's current series and notes it on the row. */
-export async function enqueueDelivery(outboxId: number, series: number) {
-  const jobId = callbackJobId(outboxId, series)
-  await dispatch('deliverCallback', { outboxId, series } satisfies DeliverCallbackData, { jobId })
+export async function enqueueDelivery(row: CallbackRowKey, series: number) {
+  const jobId = callbackJobId(row, series)
+  await dispatch('deliverCallback', { outboxId: row.id, series } satisfies DeliverCallbackData, {
+    jobId,
+  })
   await db
     .from('callback_outbox')
-    .where({ id: outboxId, series })
+    .where({ id: row.id, series })
     .update({ enqueued_at: new Date(), job_id: jobId })
   return jobId
 }
@@ -39,15 +51,15 @@ export async function enqueueDelivery(outboxId: number, series: number) {
  */
 export function enqueueAfterCommit(
   trx: TransactionClientContract,
-  outboxId: number,
+  row: CallbackRowKey,
   series: number
 ) {
   trx.after('commit', async () => {
     try {
-      await enqueueDelivery(outboxId, series)
+      await enqueueDelivery(row, series)
     } catch (error) {
       logger.warn(
-        { err: error, callback_outbox_id: outboxId },
+        { err: error, callback_outbox_id: row.id },
         'callback job not enqueued; dispatchPendingCallbacks will enqueue it'
       )
     }
@@ -63,18 +75,24 @@ export function enqueueAfterCommit(
  * the row, so the row still gets at most 5 in its series.
  */
 export async function dispatchPendingCallbacks(limit = 1000) {
-  const rows: Array<{ id: string | number; series: number; enqueued_at: Date | null }> = await db
+  const rows: Array<{
+    id: string | number
+    platform_order_id: string
+    status: string
+    series: number
+    enqueued_at: Date | null
+  }> = await db
     .from('callback_outbox')
     .where('state', 'pending')
     .orderBy('id')
     .limit(limit)
-    .select('id', 'series', 'enqueued_at')
+    .select('id', 'platform_order_id', 'status', 'series', 'enqueued_at')
 
   const callbacks = queue(JOBS.deliverCallback.queue)
   let enqueued = 0
   for (const row of rows) {
-    const id = Number(row.id)
-    const jobId = callbackJobId(id, row.series)
+    const key = { id: Number(row.id), platformOrderId: row.platform_order_id, status: row.status }
+    const jobId = callbackJobId(key, row.series)
     if (row.enqueued_at) {
       const state = await callbacks.getJobState(jobId)
       if (state === 'completed' || state === 'failed') {
@@ -83,7 +101,7 @@ export async function dispatchPendingCallbacks(limit = 1000) {
         continue // waiting, delayed, active, prioritized: it will run
       }
     }
-    await enqueueDelivery(id, row.series)
+    await enqueueDelivery(key, row.series)
     enqueued++
   }
   if (enqueued > 0) logger.info({ enqueued }, 'pending callbacks enqueued by the sweep')

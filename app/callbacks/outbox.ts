@@ -118,6 +118,6 @@ async function insertOutboxRow(
   // Ignored: this order already has its callback for this status.
   if (!Number(result.affectedRows)) return null
   const id = Number(result.insertId)
-  enqueueAfterCommit(trx, id, 0)
+  enqueueAfterCommit(trx, { id, platformOrderId: row.platformOrderId, status: row.status }, 0)
   return id
 }

@@ -245,7 +245,7 @@ function killOnHandOver(kill: () => void) {
  */
 async function statesAtKill(orders: string[], caught: Record<string, number>) {
   const rows = await world().mariadb.query(
-    'SELECT id, status FROM payout_orders WHERE platform_order_id IN (?)',
+    'SELECT platform_order_id, status FROM payout_orders WHERE platform_order_id IN (?)',
     [orders],
     DATABASE
   )
@@ -253,7 +253,7 @@ async function statesAtKill(orders: string[], caught: Record<string, number>) {
   for (const row of rows) {
     let state = ['new', 'queue', 'pending'].includes(row.status) ? row.status : 'final'
     if (state === 'queue') {
-      const jobKey = `${QUEUE_PREFIX}:payouts:sandbox-outcome-${row.id}`
+      const jobKey = `${QUEUE_PREFIX}:payouts:sandbox-outcome-${row.platform_order_id}`
       if (await world().redis.command((redis) => redis.exists(jobKey))) state = 'handedOver'
     }
     here[state] = (here[state] ?? 0) + 1

@@ -154,7 +154,7 @@ test.group('merchant callbacks', (group) => {
       assert.equal(call.headers['x-signature'], signBody(who.secret, call.body))
       assert.equal(stored.signature, call.headers['x-signature'], 'signed when written')
       assert.equal(stored.attempts, 1)
-      assert.equal(stored.jobId, callbackJobId(stored.id, 0))
+      assert.equal(stored.jobId, callbackJobId(stored, 0))
       assert.isNotNull(stored.deliveredAt)
       const [attempt] = await attemptsOf(stored)
       assert.equal(attempt.attempt, 1)
@@ -206,7 +206,7 @@ test.group('merchant callbacks', (group) => {
     assert.isAtLeast(attempts[2].latencyMs, 900)
     assert.include(attempts[0].error, 'HTTP 500')
     assert.equal(attempts[0].responseExcerpt, 'status 500')
-    assert.isTrue(attempts.every((a) => a.jobId === callbackJobId(row.id, 0)))
+    assert.isTrue(attempts.every((a) => a.jobId === callbackJobId(row, 0)))
   })
 
   test('a receiver that never answers 200 gets 5 attempts, then the row is failed', async ({
@@ -227,7 +227,28 @@ test.group('merchant callbacks', (group) => {
     assert.include(row.lastError, 'HTTP 503')
     assert.isNull(row.nextAttemptAt)
     assert.lengthOf(await attemptsOf(row), 5)
-    assert.equal(await jobState(callbackJobId(row.id, 0)), 'failed')
+    assert.equal(await jobState(callbackJobId(row, 0)), 'failed')
+  })
+
+  test('a database recreated with the same outbox ids still gets its callbacks delivered at once', async ({
+    assert,
+  }) => {
+    const first = await createDepositMerchant()
+    receiver.trust(first.merchantId, first.secret)
+    await createDepositAccount()
+    const old = await expiredPayment(first, 'CBR1', receiver.url())
+    assert.equal(await settledState(old.row), 'delivered')
+    // The database is recreated; Redis keeps the completed job of the old row.
+    await resetDatabase()
+
+    const second = await createDepositMerchant()
+    receiver.trust(second.merchantId, second.secret)
+    await createDepositAccount()
+    const { row } = await expiredPayment(second, 'CBR2', receiver.url())
+    assert.equal(row.id, old.row.id, 'the outbox id is handed out again')
+    // No sweep runs here: a job dropped as a duplicate would leave the row pending.
+    assert.equal(await settledState(row, 5000), 'delivered')
+    assert.lengthOf(receiver.calls, 2)
   })
 
   test('duplicate jobs never post a delivered row again, nor the same row twice at once', async ({
@@ -293,7 +314,7 @@ test.group('merchant callbacks', (group) => {
       assert.lengthOf(attempts, 1)
       assert.isNull(attempts[0].httpStatus)
       assert.include(attempts[0].error, PRIVATE_TARGET_ERROR)
-      const jobId = callbackJobId(row.id, 0)
+      const jobId = callbackJobId(row, 0)
       assert.isTrue(await until(async () => (await jobState(jobId)) === 'failed', 5000))
       assert.equal((await queue('callbacks').getJob(jobId))?.attemptsMade, 1, 'not retried')
     }
@@ -359,7 +380,10 @@ test.group('merchant callbacks', (group) => {
     )
     assert.isNumber(writtenId)
     assert.lengthOf(await db.from('callback_outbox'), 0)
-    assert.equal(await jobState(callbackJobId(writtenId!, 0)), 'unknown')
+    assert.equal(
+      await jobState(callbackJobId({ platformOrderId: order.platformOrderId, status: 'FAIL' }, 0)),
+      'unknown'
+    )
     assert.deepEqual(await dispatchPendingCallbacks(), { pending: 0, enqueued: 0 })
     await sleep(500)
     assert.equal(receiver.connections, 0)
@@ -383,12 +407,12 @@ test.group('merchant callbacks', (group) => {
 
     const result = await ace('callbacks:resend', order.platformOrderId)
     assert.equal(result.code, 0, result.output)
-    assert.include(result.output, `queued as ${callbackJobId(row.id, 1)}`)
+    assert.include(result.output, `queued as ${callbackJobId(row, 1)}`)
     assert.isTrue(await until(async () => receiver.calls.length === 2, 10_000))
     assert.equal(await settledState(row), 'delivered')
     assert.equal(row.series, 1)
     assert.equal(row.attempts, 1)
-    assert.equal(row.jobId, `callback-${row.id}-resend-1`)
+    assert.equal(row.jobId, `callback-${order.platformOrderId}-FAIL-resend-1`)
     assert.isTrue(receiver.calls[1].signatureValid)
     assert.isTrue(receiver.calls[1].body.equals(receiver.calls[0].body))
 
@@ -459,7 +483,7 @@ test.group('merchant callbacks', (group) => {
         status: 'FAIL',
         previousState: 'delivered',
         series: 1,
-        jobId: callbackJobId(row.id, 1),
+        jobId: callbackJobId(row, 1),
         queued: true,
       },
     ])
@@ -484,13 +508,13 @@ test.group('merchant callbacks', (group) => {
     await createDepositAccount()
     const lost = await expiredPayment(who, 'CB10', receiver.url())
     const never = await expiredPayment(who, 'CB11', receiver.url())
-    assert.equal(await jobState(callbackJobId(lost.row.id, 0)), 'waiting')
+    assert.equal(await jobState(callbackJobId(lost.row, 0)), 'waiting')
     assert.deepEqual(await dispatchPendingCallbacks(), { pending: 2, enqueued: 0 }, 'jobs exist')
 
     await queue('callbacks').obliterate({ force: true })
     // As if Redis had been down when the second row committed.
     await db.from('callback_outbox').where('id', never.row.id).update({ enqueued_at: null })
-    assert.equal(await jobState(callbackJobId(lost.row.id, 0)), 'unknown')
+    assert.equal(await jobState(callbackJobId(lost.row, 0)), 'unknown')
 
     stopWorker = startTestWorker('callbacks')
     await dispatch('dispatchPendingCallbacks', {}, { jobId: 'test-dispatch-pending' })

@@ -82,7 +82,7 @@ test.group('payout dispatch is re-entrant', (group) => {
     await payoutConnector('sandbox')!.submit(await order.refresh())
 
     stopWorker = startTestWorker('payouts')
-    const answerJob = `sandbox-outcome-${order.id}`
+    const answerJob = `sandbox-outcome-${order.platformOrderId}`
     assert.isTrue(
       await until(
         async () => (await queue('payouts').getJobState(answerJob)) === 'completed',

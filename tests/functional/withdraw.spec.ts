@@ -73,8 +73,8 @@ test.group('withdraw create', (group) => {
       'platform_order_id',
       response.json.data.platform_order_id
     )
-    const dispatchJob = await queue('payouts').getJob(`payout-dispatch-${order.id}`)
-    const holdJob = await queue('payouts').getJob(`payout-hold-${order.id}`)
+    const dispatchJob = await queue('payouts').getJob(`payout-dispatch-${order.platformOrderId}`)
+    const holdJob = await queue('payouts').getJob(`payout-hold-${order.platformOrderId}`)
     assert.equal(dispatchJob?.name, 'payout.dispatch')
     assert.deepEqual(dispatchJob?.data, { payoutOrderId: order.id })
     assert.equal(await dispatchJob?.getState(), 'waiting')
@@ -83,6 +83,35 @@ test.group('withdraw create', (group) => {
     assert.equal(holdJob?.opts.attempts, 10)
     // Due at hold_expires_at, give or take the request's own duration.
     assert.closeTo(holdJob!.timestamp + holdJob!.delay, order.holdExpiresAt.toMillis(), 2000)
+  })
+
+  test('a database recreated with the same order ids still gets its payout jobs queued', async ({
+    assert,
+  }) => {
+    // The jobs of a database that is gone stay in Redis (completed ones are kept
+    // for inspection); the new orders reuse their auto-increment ids.
+    await queue('payouts').obliterate({ force: true })
+    const before = await withdraw(await createPayoutMerchant(1000_00))
+    const old = await PayoutOrder.findByOrFail(
+      'platform_order_id',
+      before.json.data.platform_order_id
+    )
+    await resetDatabase()
+
+    const response = await withdraw(await createPayoutMerchant(1000_00))
+    assert.equal(response.status, 200, response.text)
+    const order = await PayoutOrder.findByOrFail(
+      'platform_order_id',
+      response.json.data.platform_order_id
+    )
+    assert.equal(order.id, old.id, 'the id is handed out again')
+    for (const step of ['payout-dispatch', 'payout-hold']) {
+      const job = await queue('payouts').getJob(`${step}-${order.platformOrderId}`)
+      assert.isDefined(job, `${step} queued for the new order`)
+      assert.deepEqual(job?.data, { payoutOrderId: order.id })
+    }
+    // Two orders, four jobs: none of the new ones was dropped as a duplicate.
+    assert.equal((await queue('payouts').getJobCounts('waiting', 'delayed')).waiting, 2)
   })
 
   test('the spec balance table: create, then success or failure', async ({ assert }) => {

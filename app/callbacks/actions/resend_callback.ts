@@ -77,13 +77,13 @@ export async function resendCallback(input: Record<string, unknown>, actor: Acto
         last_error: null,
         last_http_status: null,
       })
-      enqueueAfterCommit(trx, row.id, series)
+      enqueueAfterCommit(trx, row, series)
       result.push({
         outboxId: row.id,
         status: row.status,
         previousState: row.state,
         series,
-        jobId: callbackJobId(row.id, series),
+        jobId: callbackJobId(row, series),
       })
     }
     const snapshot = (state: (row: CallbackOutbox, index: number) => Record<string, unknown>) =>

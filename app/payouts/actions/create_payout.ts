@@ -20,6 +20,7 @@ import { newPlatformOrderId } from '#core/order_ids'
 import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
 import { dispatchAll } from '#core/queue/queue_manager'
+import { orderJobId } from '#core/queue/job_ids'
 import { createdOrderEventStatement } from '#core/order_events'
 import { batchTransaction, insertStatement, markInserted, COMMIT } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
@@ -154,18 +155,19 @@ export class CreatePayout {
  */
 async function scheduleAfterCreate(order: PayoutOrder) {
   try {
-    // Both in one round trip to Redis.
+    // Both in one round trip to Redis. Job ids from the platform_order_id,
+    // never the auto-increment id (see orderJobId).
     await dispatchAll([
       {
         job: 'dispatchPayout',
         data: { payoutOrderId: order.id },
-        options: { jobId: `payout-dispatch-${order.id}` },
+        options: { jobId: orderJobId('payout-dispatch', order.platformOrderId) },
       },
       {
         job: 'releasePayoutHold',
         data: { payoutOrderId: order.id },
         options: {
-          jobId: `payout-hold-${order.id}`,
+          jobId: orderJobId('payout-hold', order.platformOrderId),
           delay: Math.max(0, order.holdExpiresAt.toMillis() - Date.now()),
         },
       },

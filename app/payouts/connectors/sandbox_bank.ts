@@ -5,6 +5,7 @@ import type {
   SubmitResult,
 } from '#payouts/connectors/payout_connector'
 import { dispatch } from '#core/queue/queue_manager'
+import { orderJobId } from '#core/queue/job_ids'
 import payoutsConfig from '#config/payouts'
 
 /**
@@ -43,7 +44,7 @@ export class SandboxBankConnector implements PayoutConnector {
       await dispatch(
         'sandboxBankOutcome',
         { payoutOrderId: order.id },
-        { delay: answerDelayMs(), jobId: `sandbox-outcome-${order.id}` }
+        { delay: answerDelayMs(), jobId: orderJobId('sandbox-outcome', order.platformOrderId) }
       )
     }
     return { state: 'pending', reference: sandboxReference(order) }
