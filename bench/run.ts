@@ -312,26 +312,30 @@ async function runWebScenarios(processes: number) {
     workerRss: `${mib(peaks.worker)} MiB`,
     cpu: cpu ? cpuText(cpu) : undefined,
   })
+  /** The columns every load run's row has: rate, baseline, latency, CPU, RSS, refusals. */
+  const loadRow = (measureName: string, run: Awaited<ReturnType<typeof measure>>) => ({
+    measure: measureName,
+    processes,
+    figure: run.result.perSecond,
+    unit: 'req/s',
+    baseline: baseline.perSecond,
+    p50: run.result.p50,
+    p99: run.result.p99,
+    ...rssText(run.peaks, run.cpu),
+    note: refusalNote(run.result),
+  })
 
   try {
     let emptyRate: number | undefined
     if (SCENARIOS.has('create') || SCENARIOS.has('create-full')) {
       await emptyPaymentOrders()
-      const { result, peaks, cpu } = await measure('/payment/create-transfer', bodies.create)
-      emptyRate = result.perSecond
+      const run = await measure('/payment/create-transfer', bodies.create)
+      emptyRate = run.result.perSecond
       rows.push({
-        measure: '/payment/create-transfer, one deposit account, empty table',
-        processes,
-        figure: result.perSecond,
-        unit: 'req/s',
-        baseline: baseline.perSecond,
-        p50: result.p50,
-        p99: result.p99,
-        ...rssText(peaks, cpu),
+        ...loadRow('/payment/create-transfer, one deposit account, empty table', run),
         target: '≥ 3,000 req/s, p99 ≤ 50 ms',
-        met: result.perSecond >= 3000 && result.p99 <= 50,
+        met: run.result.perSecond >= 3000 && run.result.p99 <= 50,
         rateTarget: 3000,
-        note: refusalNote(result),
       })
     }
     if (SCENARIOS.has('create-full')) {
@@ -340,61 +344,41 @@ async function runWebScenarios(processes: number) {
       // so the ratio is to the mean of the runs just before and just after.
       await emptyPaymentOrders()
       const seeded = await seedOrdersOfTheDay(SEED_ORDERS)
-      const { result, peaks, cpu } = await measure('/payment/create-transfer', bodies.create)
+      const run = await measure('/payment/create-transfer', bodies.create)
       await emptyPaymentOrders()
       console.log('empty table again:')
       const after = (await measure('/payment/create-transfer', bodies.create)).result.perSecond
-      const empty = emptyRate === undefined ? undefined : (emptyRate + after) / 2
-      const ratio = empty ? result.perSecond / empty : undefined
+      const ratio = emptyRate ? run.result.perSecond / ((emptyRate + after) / 2) : undefined
+      const row = loadRow(
+        `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
+        run
+      )
       rows.push({
-        measure: `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
-        processes,
-        figure: result.perSecond,
-        unit: 'req/s',
-        baseline: baseline.perSecond,
-        p50: result.p50,
-        p99: result.p99,
-        ...rssText(peaks, cpu),
+        ...row,
         target: '≥ 90 % of the empty-table rate',
         met: ratio === undefined ? undefined : ratio >= 0.9,
         note:
           (ratio === undefined
             ? 'no empty-table run (SCENARIOS without create)'
             : `${(ratio * 100).toFixed(0)} % of the empty-table rate, ${Math.round(emptyRate!)} and ${Math.round(after)} req/s just before and after`) +
-          (refusalNote(result) ? `; ${refusalNote(result)}` : ''),
+          (row.note ? `; ${row.note}` : ''),
       })
     }
     if (SCENARIOS.has('balance')) {
-      const { result, peaks, cpu } = await measure('/balance', bodies.balance)
+      const run = await measure('/balance', bodies.balance)
       rows.push({
-        measure: '/balance',
-        processes,
-        figure: result.perSecond,
-        unit: 'req/s',
-        baseline: baseline.perSecond,
-        p50: result.p50,
-        p99: result.p99,
-        ...rssText(peaks, cpu),
+        ...loadRow('/balance', run),
         target: '≥ 25 % of baseline',
-        met: result.perSecond >= 0.25 * baseline.perSecond,
-        note: refusalNote(result),
+        met: run.result.perSecond >= 0.25 * baseline.perSecond,
       })
     }
     if (SCENARIOS.has('withdraw')) {
-      const { result, peaks, cpu } = await measure('/withdraw/create', bodies.withdraw)
+      const run = await measure('/withdraw/create', bodies.withdraw)
       rows.push({
-        measure: '/withdraw/create, one merchant (accepted)',
-        processes,
-        figure: result.perSecond,
-        unit: 'req/s',
-        baseline: baseline.perSecond,
-        p50: result.p50,
-        p99: result.p99,
-        ...rssText(peaks, cpu),
+        ...loadRow('/withdraw/create, one merchant (accepted)', run),
         target: '≥ 1,000 req/s, ledger:verify green',
-        met: result.perSecond >= 1000,
+        met: run.result.perSecond >= 1000,
         rateTarget: 1000,
-        note: refusalNote(result),
       })
     }
     rows.push({
