@@ -17,7 +17,10 @@
 | 100000 / 10000), BENCH_DATABASE (default gateway_perf_bench; wiped),
 | REDIS_DB (default 10), BENCH_PORT (default 3399), BENCH_BUILD=0 (use
 | build/ as it is), BENCH_JSON=path (also write the results as JSON),
-| WEB_HEAP_FLAGS / WORKER_FLAGS (node flags of the web processes / worker).
+| WEB_HEAP_FLAGS / WORKER_FLAGS (node flags of the web processes / worker),
+| ALLOC_PROFILE=1 (runs with one web process also print what a request
+| allocates, by package and by call site: bench/support/alloc_profile.ts;
+| the profiler adds to that run's RSS and CPU figures).
 |
 | Exits 1 when a run could not be measured (server did not start, no 200
 | answers, ledger:verify red); targets not met are shown as such, not failed.
@@ -42,6 +45,7 @@ import {
   WEB_HEAP_FLAGS,
 } from './support/gateway.js'
 import { runLoad, type LoadResult } from './support/loader.js'
+import { AllocationSampler, INSPECT_PORT, summarizeAllocations } from './support/alloc_profile.js'
 import { mib } from './support/proc.js'
 
 const ALL_SCENARIOS = ['create', 'create-full', 'balance', 'withdraw', 'callbacks', 'import']
@@ -58,6 +62,7 @@ const DURATION = Number(process.env.DURATION ?? 10)
 const WARMUP = Number(process.env.WARMUP ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20)
 const SEED_ORDERS = Number(process.env.SEED_ORDERS ?? 200_000)
+const ALLOC_PROFILE = process.env.ALLOC_PROFILE === '1'
 const CALLBACKS = Number(process.env.CALLBACKS ?? 20_000)
 const PORT = Number(process.env.BENCH_PORT ?? 3399)
 const BASELINE_PORT = PORT + 1
@@ -282,6 +287,9 @@ async function runWebScenarios(processes: number) {
   const workerCpu = new CpuWatch(worker)
   await new Promise((resolve) => setTimeout(resolve, 2000))
   const restRss = webRss.now()
+  // One web process only: node:cluster workers would each need their own inspector port.
+  const sampler =
+    ALLOC_PROFILE && processes === 1 ? await AllocationSampler.attach(INSPECT_PORT) : undefined
   let loadPeak = 0
   let workerPeak = 0
 
@@ -292,7 +300,9 @@ async function runWebScenarios(processes: number) {
     workerRss.start()
     webCpu.start()
     workerCpu.start()
+    await sampler?.start()
     const result = await loadRun(path, body)
+    const allocations = sampler ? summarizeAllocations(await sampler.stop(), result.requests) : []
     const peaks = { web: webRss.stop(), worker: workerRss.stop() }
     // The worker's share: the jobs these requests queued, run while they were being served.
     const cpu = { web: webCpu.stop(result.requests), worker: workerCpu.stop(result.requests) }
@@ -301,6 +311,7 @@ async function runWebScenarios(processes: number) {
     console.log(
       `${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB, CPU per request ${cpuText(cpu)}`
     )
+    for (const line of allocations) console.log(line)
     if (result.ok === 0) failed = true
     return { result, peaks, cpu }
   }
@@ -401,6 +412,7 @@ async function runWebScenarios(processes: number) {
       met: loadPeak < 250e6,
     })
   } finally {
+    sampler?.close()
     await web.stop()
     await worker.stop()
   }

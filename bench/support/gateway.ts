@@ -4,6 +4,7 @@
 | files, WEB_CONCURRENCY web processes) and `node build/ace.js queue:work`,
 | plus any other child (the bare baseline), with their RSS followed.
 */
+import { INSPECT_PORT } from './alloc_profile.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { request as httpsRequest } from 'node:https'
@@ -135,7 +136,9 @@ export async function startWeb(options: {
   webConcurrency: number
   env: Record<string, string>
 }) {
-  const web = startChild('web', [...WEB_HEAP_FLAGS, 'bin/server.js'], {
+  // ALLOC_PROFILE: the inspector, for the allocation sampler (bench/support/alloc_profile.ts).
+  const inspect = process.env.ALLOC_PROFILE === '1' ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []
+  const web = startChild('web', [...WEB_HEAP_FLAGS, ...inspect, 'bin/server.js'], {
     cwd: BUILD,
     env: gatewayEnv({
       ...options.env,
