@@ -153,8 +153,9 @@ const { createMerchant } = await import('#merchants/actions/create_merchant')
 const { default: DepositAccount } = await import('#payments/models/deposit_account')
 const { postLedgerTransaction } = await import('#ledger/ledger')
 const { queue } = await import('#core/queue/queue_manager')
-const { JOBS, QUEUE_NAMES } = await import('#core/queue/jobs')
-const { queueConnection } = await import('#core/queue/queue_manager')
+const { QUEUE_NAMES } = await import('#core/queue/jobs')
+const { dispatchAll, queueConnection } = await import('#core/queue/queue_manager')
+const { callbackJobId } = await import('#callbacks/enqueue')
 
 const actor = { name: 'bench' }
 await createPlatform({ code: 'bench', name: 'Benchmark' }, actor)
@@ -499,22 +500,18 @@ async function runCallbacks() {
     }
     await db.table('callback_outbox').multiInsert(batch)
   }
+  // Queued as the after-commit hook queues them: the same job id and retry policy.
   const rowsInserted = await db
     .from('callback_outbox')
-    .select('id', 'platform_order_id')
+    .select('id', 'platform_order_id', 'status')
     .orderBy('id')
-  const definition = JOBS.deliverCallback
   for (let start = 0; start < rowsInserted.length; start += 1000) {
-    await queue(definition.queue).addBulk(
+    await dispatchAll(
       rowsInserted.slice(start, start + 1000).map((row) => ({
-        name: definition.name,
+        job: 'deliverCallback' as const,
         data: { outboxId: Number(row.id), series: 0 },
-        opts: {
-          jobId: `callback-${row.platform_order_id}-PAID`,
-          attempts: definition.attempts,
-          backoff: definition.backoff,
-          removeOnComplete: { count: 1000 },
-          removeOnFail: { count: 5000 },
+        options: {
+          jobId: callbackJobId({ platformOrderId: row.platform_order_id, status: row.status }, 0),
         },
       }))
     )
