@@ -109,12 +109,18 @@ test.group('merchant callbacks', (group) => {
   })
   group.each.timeout(30_000)
 
+  /** A deposit merchant whose callbacks the receiver verifies, and an account to pay into. */
+  async function trustedPayer() {
+    const who = await createDepositMerchant()
+    receiver.trust(who.merchantId, who.secret)
+    await createDepositAccount()
+    return who
+  }
+
   test('a payment FAIL and a payout SUCCESS callback arrive once, signed, with the stored bytes', async ({
     assert,
   }) => {
-    const payer = await createDepositMerchant()
-    receiver.trust(payer.merchantId, payer.secret)
-    await createDepositAccount()
+    const payer = await trustedPayer()
     const { order, row } = await expiredPayment(payer, 'CB1', receiver.url('/payments'))
 
     const payee = await createPayoutMerchant(1000_00)
@@ -179,9 +185,7 @@ test.group('merchant callbacks', (group) => {
   test('four failed attempts (500, 201, timeout, 404) then 200: 5 attempts, delivered', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     receiver.script([500, 201, 'timeout', 404], 200)
     const { row } = await expiredPayment(who, 'CB2', receiver.url())
 
@@ -212,9 +216,7 @@ test.group('merchant callbacks', (group) => {
   test('a receiver that never answers 200 gets 5 attempts, then the row is failed', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     receiver.script([], 503)
     const { row } = await expiredPayment(who, 'CB3', receiver.url())
 
@@ -233,17 +235,13 @@ test.group('merchant callbacks', (group) => {
   test('a database recreated with the same outbox ids still gets its callbacks delivered at once', async ({
     assert,
   }) => {
-    const first = await createDepositMerchant()
-    receiver.trust(first.merchantId, first.secret)
-    await createDepositAccount()
+    const first = await trustedPayer()
     const old = await expiredPayment(first, 'CBR1', receiver.url())
     assert.equal(await settledState(old.row), 'delivered')
     // The database is recreated; Redis keeps the completed job of the old row.
     await resetDatabase()
 
-    const second = await createDepositMerchant()
-    receiver.trust(second.merchantId, second.secret)
-    await createDepositAccount()
+    const second = await trustedPayer()
     const { row } = await expiredPayment(second, 'CBR2', receiver.url())
     assert.equal(row.id, old.row.id, 'the outbox id is handed out again')
     // No sweep runs here: a job dropped as a duplicate would leave the row pending.
@@ -254,9 +252,7 @@ test.group('merchant callbacks', (group) => {
   test('duplicate jobs never post a delivered row again, nor the same row twice at once', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     const { row } = await expiredPayment(who, 'CB4', receiver.url())
     assert.equal(await settledState(row), 'delivered')
 
@@ -299,9 +295,7 @@ test.group('merchant callbacks', (group) => {
     assert,
   }) => {
     restoreGuard = configureCallbacks({ allowPrivateTargets: false })
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     // An IP literal (checked before connecting) and a name (checked in the lookup).
     const literal = await expiredPayment(who, 'CB6', receiver.url('/cb', '127.0.0.1'))
     const named = await expiredPayment(who, 'CB7', receiver.url('/cb', 'localhost'))
@@ -349,9 +343,7 @@ test.group('merchant callbacks', (group) => {
   test('a row written in a rolled-back transaction is never enqueued nor delivered', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     const response = await signedPost(
       '/payment/create',
       who,
@@ -399,9 +391,7 @@ test.group('merchant callbacks', (group) => {
   test('callbacks:resend delivers the callback again in a new series, audited', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     const { order, row } = await expiredPayment(who, 'CB9', receiver.url())
     assert.equal(await settledState(row), 'delivered')
 
@@ -437,9 +427,7 @@ test.group('merchant callbacks', (group) => {
   test('callbacks:resend: the audit row holds each row before and after and commits with the new series', async ({
     assert,
   }) => {
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     const { order, row } = await expiredPayment(who, 'CB12', receiver.url())
     assert.equal(await settledState(row), 'delivered')
 
@@ -503,9 +491,7 @@ test.group('merchant callbacks', (group) => {
   }) => {
     await stopWorker()
     stopWorker = async () => {}
-    const who = await createDepositMerchant()
-    receiver.trust(who.merchantId, who.secret)
-    await createDepositAccount()
+    const who = await trustedPayer()
     const lost = await expiredPayment(who, 'CB10', receiver.url())
     const never = await expiredPayment(who, 'CB11', receiver.url())
     assert.equal(await jobState(callbackJobId(lost.row, 0)), 'waiting')

@@ -111,7 +111,10 @@ test.group('withdraw create', (group) => {
       assert.deepEqual(job?.data, { payoutOrderId: order.id })
     }
     // Two orders, four jobs: none of the new ones was dropped as a duplicate.
-    assert.equal((await queue('payouts').getJobCounts('waiting', 'delayed')).waiting, 2)
+    assert.deepEqual(await queue('payouts').getJobCounts('waiting', 'delayed'), {
+      waiting: 2,
+      delayed: 2,
+    })
   })
 
   test('the spec balance table: create, then success or failure', async ({ assert }) => {
