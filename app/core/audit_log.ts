@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 const json = {
   prepare: (value: unknown) =>
@@ -48,6 +49,6 @@ export default class AuditLog extends BaseModel {
   @column()
   declare requestId: string | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 }

@@ -1,4 +1,9 @@
+import { DateTime } from 'luxon'
+import { column } from '@adonisjs/lucid/orm'
+import { errors } from '@adonisjs/lucid'
+import type { LucidRow } from '@adonisjs/lucid/types/model'
 import { assertSatang } from '#core/money'
+import { formatUtcSqlDateTime } from '#core/clock'
 
 /**
  * BIGINT satang columns arrive from mysql2 as numbers (or strings past 2^53,
@@ -6,4 +11,27 @@ import { assertSatang } from '#core/money'
  */
 export const satangColumn = {
   consume: (value: unknown) => assertSatang(value),
+}
+
+/**
+ * Every DATETIME column of the models: `@dateTimeColumn()` in place of
+ * Lucid's `@dateTimeColumn()`, with the same options. It writes the value
+ * as UTC whatever the zone its DateTime carries: the connection reads
+ * DATETIMEs as UTC (config/database.ts), and Lucid's own formatter writes the
+ * DateTime's wall time, so a host with TZ set to Bangkok would store
+ * autoCreate timestamps 7 hours off. It also builds no query builder per
+ * value (Lucid's asks one for the dialect's format, 18 KiB per order
+ * written, docs/performance.md).
+ */
+export function dateTimeColumn(options?: Parameters<typeof column.dateTime>[0]) {
+  return column.dateTime({ ...options, prepare: prepareUtcDateTime })
+}
+
+function prepareUtcDateTime(value: unknown, attribute: string, row: LucidRow) {
+  if (typeof value === 'string' || !value) return value
+  const invalid = (reason: string | null) =>
+    new errors.E_INVALID_DATE_COLUMN_VALUE([`${row.constructor.name}.${attribute}`, reason])
+  if (!DateTime.isDateTime(value)) throw invalid('It must be an instance of "luxon.DateTime"')
+  if (!value.isValid) throw invalid(value.invalidReason)
+  return formatUtcSqlDateTime(value)
 }

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { Actor } from '#core/actor'
 import { statement } from '#core/sql_batch'
@@ -34,7 +35,7 @@ export class OrderEvent extends BaseModel {
   @column()
   declare reason: string | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 }
 

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon'
-import { GATEWAY_ZONE } from '#core/clock'
+import { gatewayDateStamp } from '#core/clock'
 import { randomString, UPPER_ALPHANUMERIC } from '#core/random'
 
 /** Character at index 3 of a platform_order_id (spec: Order identifier). */
@@ -17,7 +17,7 @@ export function newPlatformOrderId(
   marker: OrderMarker,
   at: DateTime = DateTime.utc()
 ) {
-  return `${prefix}${marker}${at.setZone(GATEWAY_ZONE).toFormat('yyyyLLdd')}${randomString(12, UPPER_ALPHANUMERIC)}`
+  return `${prefix}${marker}${gatewayDateStamp(at)}${randomString(12, UPPER_ALPHANUMERIC)}`
 }
 
 /** Well-formed id with the given marker; says nothing about existence. */

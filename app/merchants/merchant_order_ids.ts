@@ -1,4 +1,3 @@
-import { DateTime } from 'luxon'
 import { GatewayError } from '#exceptions/gateway_error'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
@@ -19,7 +18,8 @@ export function reserveMerchantOrderIdStatement(
   scope: 'payment' | 'settlement' = 'payment'
 ) {
   const now = new Date()
-  const windowStart = DateTime.fromJSDate(now).minus({ days: ORDER_ID_WINDOW_DAYS }).toJSDate()
+  // Exact days of 86,400 s: the window is not a calendar period.
+  const windowStart = new Date(now.getTime() - ORDER_ID_WINDOW_DAYS * 86_400_000)
   return statement(
     `INSERT INTO merchant_order_ids (merchant_id, scope, merchant_order_id, reserved_at)
      VALUES (?, ?, ?, ?)

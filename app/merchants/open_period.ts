@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon'
-import { GATEWAY_ZONE } from '#core/clock'
+import { gatewayMinuteOfDay } from '#core/clock'
 
 const HH_MM = /^([01]\d|2[0-3]):([0-5]\d)$/
 
@@ -17,8 +17,7 @@ export function isWithinOpenPeriod(
   at: DateTime = DateTime.utc()
 ) {
   if (!from || !to) return true
-  const local = at.setZone(GATEWAY_ZONE)
-  const minutes = local.hour * 60 + local.minute
+  const minutes = gatewayMinuteOfDay(at)
   const start = toMinutes(from)
   const end = toMinutes(to)
   if (start === end) return true

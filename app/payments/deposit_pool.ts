@@ -6,7 +6,7 @@ import { windowsInEffect } from '#payments/maintenance_windows'
 import { addOrderToUsageStatement, counterUsage } from '#payments/deposit_usage_counters'
 import { refusedColumn, statement } from '#core/sql_batch'
 import { depositPools } from '#payments/deposit_pool_cache'
-import { GATEWAY_ZONE } from '#core/clock'
+import { gatewayPeriodStarts } from '#core/clock'
 
 export type ReservationRefusal = 'inactive' | 'limit' | 'no_slot'
 
@@ -138,9 +138,7 @@ export async function periodUsage(
 ): Promise<Map<number, PeriodUsage>> {
   const usage = new Map<number, PeriodUsage>()
   if (accounts.length === 0) return usage
-  const local = now.setZone(GATEWAY_ZONE)
-  const hourStart = local.startOf('hour').toUTC().toJSDate()
-  const dayStart = local.startOf('day').toUTC().toJSDate()
+  const { hourStart, dayStart } = gatewayPeriodStarts(now)
   const ids = accounts.map((account) => account.id)
   const [rows] = await client.rawQuery(
     `SELECT deposit_account_id,

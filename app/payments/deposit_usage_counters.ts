@@ -4,7 +4,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type DepositAccount from '#payments/models/deposit_account'
 import type { PeriodUsage } from '#payments/deposit_pool'
-import { GATEWAY_ZONE } from '#core/clock'
+import { GATEWAY_ZONE, gatewayPeriodStarts } from '#core/clock'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
 /**
@@ -15,15 +15,6 @@ import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
  * create adds its order in the transaction that writes it, so the counters
  * always equal that recount (deposit-usage:verify checks it).
  */
-
-/** The UTC instants at which the Bangkok hour and day of `at` begin. */
-export function periodStarts(at: DateTime) {
-  const local = at.setZone(GATEWAY_ZONE)
-  return {
-    hourStart: local.startOf('hour').toUTC().toJSDate(),
-    dayStart: local.startOf('day').toUTC().toJSDate(),
-  }
-}
 
 /** An account's hourly and daily limits; null: none. */
 export interface UsageLimits {
@@ -52,7 +43,7 @@ export function addOrderToUsageStatement(
   createdAt: DateTime,
   limits: UsageLimits
 ) {
-  const { hourStart, dayStart } = periodStarts(createdAt)
+  const { hourStart, dayStart } = gatewayPeriodStarts(createdAt)
   const limit = (value: number | null) => value ?? UNLIMITED
   return statement(
     `INSERT INTO deposit_usage_counters (deposit_account_id, period, period_start, order_count, amount)
@@ -98,7 +89,7 @@ async function readUsage(client: QueryClientContract, ids: number[], at: DateTim
   const usage = new Map<number, PeriodUsage>()
   if (ids.length === 0) return usage
   for (const id of ids) usage.set(id, { hourCount: 0, hourAmount: 0, dayCount: 0, dayAmount: 0 })
-  const { hourStart, dayStart } = periodStarts(at)
+  const { hourStart, dayStart } = gatewayPeriodStarts(at)
   const [rows] = await client.rawQuery(
     `SELECT deposit_account_id, period, order_count, amount
        FROM deposit_usage_counters
@@ -223,7 +214,7 @@ export async function verifyDepositUsage(
 
 /** The day's and its hours' counters beside their recount from the orders. */
 async function counterDrifts(trx: TransactionClientContract, now: DateTime) {
-  const { dayStart } = periodStarts(now)
+  const { dayStart } = gatewayPeriodStarts(now)
   const dayEnd = DateTime.fromJSDate(dayStart).plus({ days: 1 }).toJSDate()
   // Bangkok is UTC+7 all year: its clock hours begin on UTC hours.
   const [hours] = await trx.rawQuery(

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number]
@@ -73,7 +74,7 @@ export default class ApprovalRequest extends BaseModel {
   @column()
   declare decidedByActor: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare decidedAt: DateTime | null
 
   @column()
@@ -85,13 +86,13 @@ export default class ApprovalRequest extends BaseModel {
   @column(json)
   declare result: Record<string, unknown> | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare expiresAt: DateTime
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   /** Pending and not past its expiry: the only state in which it can be decided. */

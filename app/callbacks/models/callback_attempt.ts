@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 /** One POST of a callback (or one refused POST); written once, never updated. */
 export default class CallbackAttempt extends BaseModel {
@@ -36,6 +37,6 @@ export default class CallbackAttempt extends BaseModel {
   @column()
   declare error: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare createdAt: DateTime
 }

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column, hasMany } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import type { HasMany } from '@adonisjs/lucid/types/relations'
 import CallbackAttempt from '#callbacks/models/callback_attempt'
 
@@ -54,7 +55,7 @@ export default class CallbackOutbox extends BaseModel {
   @column()
   declare series: number
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare enqueuedAt: DateTime | null
 
   @column()
@@ -63,10 +64,10 @@ export default class CallbackOutbox extends BaseModel {
   @column()
   declare claimedBy: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare claimedUntil: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare lastAttemptAt: DateTime | null
 
   @column()
@@ -75,13 +76,13 @@ export default class CallbackOutbox extends BaseModel {
   @column()
   declare lastError: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare nextAttemptAt: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare deliveredAt: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare createdAt: DateTime
 
   @hasMany(() => CallbackAttempt, { foreignKey: 'callbackOutboxId' })

@@ -4,7 +4,7 @@ import type { BelongsTo, HasMany } from '@adonisjs/lucid/types/relations'
 import Platform from '#merchants/models/platform'
 import MerchantCredential from '#merchants/models/merchant_credential'
 import MerchantIpWhitelistEntry from '#merchants/models/merchant_ip_whitelist_entry'
-import { satangColumn } from '#core/columns'
+import { satangColumn, dateTimeColumn } from '#core/columns'
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 
 export type MerchantStatus = 'active' | 'suspended'
@@ -85,10 +85,10 @@ export default class Merchant extends BaseModel {
   @column({ consume: Boolean })
   declare negativeBalanceFlag: boolean
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   @belongsTo(() => Platform)

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 export default class MerchantCredential extends BaseModel {
   @column({ isPrimary: true })
@@ -18,13 +19,13 @@ export default class MerchantCredential extends BaseModel {
   declare secretEncrypted: string
 
   /** End of the grace period after a rotation; null: the current credential. */
-  @column.dateTime()
+  @dateTimeColumn()
   declare expiresAt: DateTime | null
 
   /** When the worker revoked it after its grace period (or a rotation with grace 0 did). */
-  @column.dateTime()
+  @dateTimeColumn()
   declare revokedAt: DateTime | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 }

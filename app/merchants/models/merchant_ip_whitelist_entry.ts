@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 export default class MerchantIpWhitelistEntry extends BaseModel {
   static table = 'merchant_ip_whitelist'
@@ -14,6 +15,6 @@ export default class MerchantIpWhitelistEntry extends BaseModel {
   @column()
   declare cidr: string
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 }

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, afterDelete, afterSave, column, hasMany } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import gateway from '#config/gateway'
 import { ProcessCache, configChanged } from '#core/process_cache'
 import type { HasMany } from '@adonisjs/lucid/types/relations'
@@ -38,10 +39,10 @@ export default class Platform extends BaseModel {
   @column({ consume: (value) => (value === null ? null : assertSatang(value)) })
   declare fourEyesThreshold: number | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   @hasMany(() => Merchant)

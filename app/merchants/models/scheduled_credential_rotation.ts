@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 
 export type RotationStatus = 'scheduled' | 'done' | 'cancelled' | 'failed'
 
@@ -23,7 +24,7 @@ export default class ScheduledCredentialRotation extends BaseModel {
   @column()
   declare graceSeconds: number
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare runAt: DateTime
 
   @column()
@@ -39,7 +40,7 @@ export default class ScheduledCredentialRotation extends BaseModel {
   declare comment: string | null
 
   /** When it ran, was cancelled or failed. */
-  @column.dateTime()
+  @dateTimeColumn()
   declare doneAt: DateTime | null
 
   @column()
@@ -48,7 +49,7 @@ export default class ScheduledCredentialRotation extends BaseModel {
   @column()
   declare credentialId: number | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare previousValidUntil: DateTime | null
 
   @column({ serializeAs: null })
@@ -57,15 +58,15 @@ export default class ScheduledCredentialRotation extends BaseModel {
   @column({ serializeAs: null })
   declare newSecretEncrypted: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare revealedAt: DateTime | null
 
   @column()
   declare revealedBy: string | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 }

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import { compose } from '@adonisjs/core/helpers'
 import hash from '@adonisjs/core/services/hash'
 import { withAuthFinder } from '@adonisjs/auth/mixins/lucid'
@@ -29,7 +30,7 @@ export default class Operator extends compose(BaseModel, AuthFinder) {
   @column({ serializeAs: null })
   declare enrolmentTokenHash: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare enrolmentExpiresAt: DateTime | null
 
   @column()
@@ -38,7 +39,7 @@ export default class Operator extends compose(BaseModel, AuthFinder) {
   @column({ serializeAs: null })
   declare totpSecretEncrypted: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare totpEnabledAt: DateTime | null
 
   @column({ consume: (value) => (value === null ? null : Number(value)), serializeAs: null })
@@ -51,16 +52,16 @@ export default class Operator extends compose(BaseModel, AuthFinder) {
   })
   declare recoveryCodeHashes: string[] | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare disabledAt: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare lastLoginAt: DateTime | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   /** How the audit log and the order timeline name this operator. */

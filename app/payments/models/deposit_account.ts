@@ -3,7 +3,7 @@ import { BaseModel, afterDelete, afterSave, column } from '@adonisjs/lucid/orm'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { depositPools } from '#payments/deposit_pool_cache'
 import { configChanged } from '#core/process_cache'
-import { satangColumn } from '#core/columns'
+import { satangColumn, dateTimeColumn } from '#core/columns'
 
 export type DepositChannel = 'qr' | 'transfer' | 'external'
 
@@ -72,10 +72,10 @@ export default class DepositAccount extends BaseModel {
   @column({ consume: Boolean })
   declare active: boolean
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   /** Payment create reads accounts from a per-process cache (app/payments/deposit_pool_cache.ts). */

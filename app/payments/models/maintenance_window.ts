@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, afterDelete, afterSave, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { depositPools } from '#payments/deposit_pool_cache'
 import { configChanged } from '#core/process_cache'
@@ -19,10 +20,10 @@ export default class MaintenanceWindow extends BaseModel {
   @column()
   declare bank: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare startsAt: DateTime
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare endsAt: DateTime
 
   @column()
@@ -31,16 +32,16 @@ export default class MaintenanceWindow extends BaseModel {
   @column()
   declare createdBy: string
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare cancelledAt: DateTime | null
 
   @column()
   declare cancelledBy: string | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   /** Payment create reads accounts from a per-process cache (app/payments/deposit_pool_cache.ts). */

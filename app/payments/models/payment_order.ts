@@ -3,7 +3,7 @@ import { BaseModel, belongsTo, column } from '@adonisjs/lucid/orm'
 import type { BelongsTo } from '@adonisjs/lucid/types/relations'
 import Merchant from '#merchants/models/merchant'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
-import { satangColumn } from '#core/columns'
+import { satangColumn, dateTimeColumn } from '#core/columns'
 import type { PaymentStatus } from '#payments/payment_state'
 
 export type PaymentType = 'QR' | 'TRANSFER' | 'FLEX'
@@ -81,25 +81,25 @@ export default class PaymentOrder extends BaseModel {
   @column()
   declare errorReason: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare orderAt: DateTime
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare expireAt: DateTime
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare paidAt: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare settledAt: DateTime | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare closedAt: DateTime | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   @belongsTo(() => Merchant)

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, belongsTo, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import type { BelongsTo } from '@adonisjs/lucid/types/relations'
 import Operator from '#operators/models/operator'
 import type { OrderKind } from '#payments/orders_query'
@@ -23,7 +24,7 @@ export default class SavedOrderView extends BaseModel {
   @column()
   declare createdBy: number
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
   @belongsTo(() => Operator, { foreignKey: 'createdBy' })

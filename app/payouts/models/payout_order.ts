@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
-import { satangColumn } from '#core/columns'
+import { satangColumn, dateTimeColumn } from '#core/columns'
 import type { PayoutStatus } from '#payouts/payout_state'
 
 export type PayoutKind = 'withdraw' | 'settlement'
@@ -46,7 +46,7 @@ export default class PayoutOrder extends BaseModel {
   @column()
   declare holdState: HoldState
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare holdExpiresAt: DateTime
 
   @column()
@@ -61,16 +61,16 @@ export default class PayoutOrder extends BaseModel {
   @column()
   declare failureReason: string | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare orderAt: DateTime
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare doneAt: DateTime | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   /** amount + fee: what the hold took from balance. */

@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon'
 import { BaseModel, belongsTo, column } from '@adonisjs/lucid/orm'
+import { dateTimeColumn } from '#core/columns'
 import type { BelongsTo } from '@adonisjs/lucid/types/relations'
 import PaymentOrder from '#payments/models/payment_order'
 import type { SlipMime } from '#slips/slip_image'
@@ -64,14 +65,14 @@ export default class PaymentSlip extends BaseModel {
   @column(json)
   declare verification: Record<string, unknown>
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare checkedAt: DateTime
 
   /** The operator who decided on the slip (null: not yet decided). */
   @column({ consume: (value) => (value === null ? null : Number(value)) })
   declare reviewedBy: number | null
 
-  @column.dateTime()
+  @dateTimeColumn()
   declare reviewedAt: DateTime | null
 
   @column()
@@ -83,10 +84,10 @@ export default class PaymentSlip extends BaseModel {
   @column()
   declare reviewComment: string | null
 
-  @column.dateTime({ autoCreate: true })
+  @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
-  @column.dateTime({ autoCreate: true, autoUpdate: true })
+  @dateTimeColumn({ autoCreate: true, autoUpdate: true })
   declare updatedAt: DateTime
 
   @belongsTo(() => PaymentOrder)
