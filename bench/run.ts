@@ -46,7 +46,7 @@ import {
 } from './support/gateway.js'
 import { runLoad, type LoadResult } from './support/loader.js'
 import { AllocationSampler, INSPECT_PORT, summarizeAllocations } from './support/alloc_profile.js'
-import { mib } from './support/proc.js'
+import { MachineCpu, machineCpuText, mib } from './support/proc.js'
 
 const ALL_SCENARIOS = ['create', 'create-full', 'balance', 'withdraw', 'callbacks', 'import']
 const SCENARIOS = new Set(
@@ -277,7 +277,9 @@ if (failed) process.exitCode = 1
 async function runWebScenarios(processes: number) {
   console.log(`\n--- ${processes} web process${processes > 1 ? 'es' : ''} ---`)
   const baseline = await measureBaseline(processes)
-  console.log(`baseline: ${describe(baseline)}, CPU per request ${baseline.cpuMs.toFixed(2)} ms`)
+  console.log(
+    `baseline: ${describe(baseline)}, CPU per request ${baseline.cpuMs.toFixed(2)} ms, machine ${machineCpuText(baseline.machine)}`
+  )
   baselineCpu.set(processes, baseline.cpuMs)
 
   const worker = startWorker(webEnv, workerArgs)
@@ -301,16 +303,18 @@ async function runWebScenarios(processes: number) {
     workerRss.start()
     webCpu.start()
     workerCpu.start()
+    const machine = new MachineCpu()
     await sampler?.start()
     const result = await loadRun(path, body)
     const allocations = sampler ? summarizeAllocations(await sampler.stop(), result.requests) : []
     const peaks = { web: webRss.stop(), worker: workerRss.stop() }
     // The worker's share: the jobs these requests queued, run while they were being served.
     const cpu = { web: webCpu.stop(result.requests), worker: workerCpu.stop(result.requests) }
+    const machineCpu = machine.stop(result.requests)
     loadPeak = Math.max(loadPeak, peaks.web)
     workerPeak = Math.max(workerPeak, peaks.worker)
     console.log(
-      `${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB, CPU per request ${cpuText(cpu)}`
+      `${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB, CPU per request ${cpuText(cpu)}, machine ${machineCpuText(machineCpu)}`
     )
     for (const line of allocations) console.log(line)
     if (result.ok === 0) failed = true
@@ -439,10 +443,12 @@ async function measureBaseline(processes: number) {
     const target = `https://127.0.0.1:${BASELINE_PORT}`
     if (WARMUP > 0) await loadRun('/baseline', baselineBody, target, WARMUP)
     const cpu = new CpuWatch(baseline)
+    const machine = new MachineCpu()
     cpu.start()
+    machine.start()
     const result = await loadRun('/baseline', baselineBody, target)
     if (result.ok === 0) failed = true
-    return { ...result, cpuMs: cpu.stop(result.requests) }
+    return { ...result, cpuMs: cpu.stop(result.requests), machine: machine.stop(result.requests) }
   } finally {
     await baseline.stop()
   }

@@ -1,7 +1,7 @@
 /*
 | Process figures read from /proc (Linux): RSS, peak RSS, CPU time, children.
 */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 
 export function readFileSyncSafe(path: string) {
   try {
@@ -34,6 +34,69 @@ export function procCpuSeconds(pid: number) {
   const fields = readFileSyncSafe(`/proc/${pid}/stat`).split(') ')[1]?.split(' ') ?? []
   // utime and stime are fields 14 and 15 of the line; 12 and 13 after "pid (comm) ".
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100
+}
+
+/** Busy CPU seconds of the whole machine, all cores (/proc/stat; USER_HZ is 100). */
+export function machineBusySeconds() {
+  const [user, nice, system, , , irq, softirq] = readFileSyncSafe('/proc/stat')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number)
+  return (user + nice + system + irq + softirq) / 100
+}
+
+/** Pids of the processes whose command name is `name` (e.g. mariadbd). */
+export function pidsNamed(name: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => readFileSyncSafe(`/proc/${pid}/comm`).trim() === name)
+    .map(Number)
+}
+
+/**
+ * Where the machine's CPU went during a run, per request: all cores
+ * together, and of that MariaDB, Redis and the loader (this process). On a
+ * machine whose cores are all busy, the rate is the cores' count divided by
+ * the whole (every process on it shares them).
+ */
+export class MachineCpu {
+  #servers = { mariadb: pidsNamed('mariadbd'), redis: pidsNamed('redis-server') }
+  #start = this.#read()
+
+  #read() {
+    const of = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0)
+    const own = process.cpuUsage()
+    return {
+      machine: machineBusySeconds(),
+      mariadb: of(this.#servers.mariadb),
+      redis: of(this.#servers.redis),
+      loader: (own.user + own.system) / 1e6,
+    }
+  }
+
+  start() {
+    this.#start = this.#read()
+  }
+
+  /** Milliseconds of CPU per request since start(), by part. */
+  stop(requests: number) {
+    const now = this.#read()
+    const per = (key: keyof typeof now) =>
+      requests > 0 ? ((now[key] - this.#start[key]) * 1000) / requests : 0
+    return {
+      machine: per('machine'),
+      mariadb: per('mariadb'),
+      redis: per('redis'),
+      loader: per('loader'),
+    }
+  }
+}
+
+/** "3.10 ms (MariaDB 0.90, Redis 0.10, loader 0.40)" */
+export function machineCpuText(cpu: ReturnType<MachineCpu['stop']>) {
+  return `${cpu.machine.toFixed(2)} ms (MariaDB ${cpu.mariadb.toFixed(2)}, Redis ${cpu.redis.toFixed(2)}, loader ${cpu.loader.toFixed(2)})`
 }
 
 /** The direct children of a process (e.g. the node:cluster workers of a primary). */
