@@ -46,7 +46,8 @@ export function gatewayDateStamp(value: Instant): string {
 
 /**
  * A DATETIME column's value: `YYYY-MM-DD HH:mm:ss` in UTC, whatever the
- * zone the DateTime carries (the connection reads DATETIMEs as UTC).
+ * zone the DateTime carries (the connection reads DATETIMEs as UTC); to the
+ * second, as Lucid's own formatter writes model columns.
  */
 export function formatUtcSqlDateTime(value: Instant): string {
   const iso = isoAt(value, 0)
