@@ -22,10 +22,11 @@ const queueConfig = {
   sweepIntervalMs: env.get('SWEEP_INTERVAL_MS', 60_000),
 
   /**
-   * How often open payment orders past their expire_datetime are expired
-   * (default 5 s). Expiry is this sweep alone, not a delayed job per order: a
-   * job per order cost every create a Redis write and the worker a job, and
-   * kept one job per open order in Redis.
+   * How often open payment orders past their expire_datetime are expired,
+   * and payout holds past their hold period released (default 5 s). Both are
+   * these sweeps alone, not a delayed job per order: a job per order cost
+   * every create a Redis write and the worker a job, and kept one job per
+   * open order in Redis.
    */
   expirySweepIntervalMs: env.get('EXPIRY_SWEEP_INTERVAL_MS', 5_000),
 

@@ -126,7 +126,7 @@ test.group('payout lifecycle on the worker and the sandbox bank', (group) => {
     assert.deepEqual(await balance(who), { balance: 3980, freeze_balance: 0, unsettle_balance: 0 })
   })
 
-  test('hold timeout: released by the job, order stays open; a late success then debits balance (negative, flagged)', async ({
+  test('hold timeout: released by the hold sweep, order stays open; a late success then debits balance (negative, flagged)', async ({
     assert,
   }) => {
     const who = await createPayoutMerchant(500_00)
@@ -142,11 +142,7 @@ test.group('payout lifecycle on the worker and the sandbox bank', (group) => {
     await PayoutOrder.query()
       .where('id', silent.id)
       .update({ hold_expires_at: DateTime.utc().minus({ seconds: 1 }).toJSDate() })
-    await dispatch(
-      'releasePayoutHold',
-      { payoutOrderId: silent.id },
-      { jobId: `test-release-${silent.id}` }
-    )
+    await dispatch('releaseOverdueHolds', {}, { jobId: `test-release-${silent.id}` })
     assert.isTrue(
       await until(async () => (await silent.refresh()).holdState === 'released', 10_000)
     )
@@ -186,7 +182,7 @@ test.group('payout lifecycle on the worker and the sandbox bank', (group) => {
     await PayoutOrder.query()
       .where('id', silent.id)
       .update({ hold_expires_at: DateTime.utc().minus({ seconds: 1 }).toJSDate() })
-    await dispatch('sweepPayouts', {}, { jobId: 'test-sweep' })
+    await dispatch('releaseOverdueHolds', {}, { jobId: 'test-hold-sweep' })
     assert.isTrue(
       await until(async () => (await silent.refresh()).holdState === 'released', 10_000)
     )

@@ -5,7 +5,8 @@ import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
 import { queue } from '#core/queue/queue_manager'
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
-import { completePayout } from '#payouts/actions/complete_payout'
+import { completePayout, releaseOverdueHolds } from '#payouts/actions/complete_payout'
+import { verifyLedger } from '#ledger/verify'
 import {
   authBody,
   createPayoutMerchant,
@@ -62,7 +63,7 @@ test.group('withdraw create', (group) => {
     assert.equal(order.holdState, 'held')
   })
 
-  test('queues its dispatch now and its hold release for the end of the hold period', async ({
+  test('queues its dispatch now, and no job for its hold (the hold sweep releases it)', async ({
     assert,
   }) => {
     await queue('payouts').obliterate({ force: true })
@@ -74,15 +75,49 @@ test.group('withdraw create', (group) => {
       response.json.data.platform_order_id
     )
     const dispatchJob = await queue('payouts').getJob(`payout-dispatch-${order.platformOrderId}`)
-    const holdJob = await queue('payouts').getJob(`payout-hold-${order.platformOrderId}`)
     assert.equal(dispatchJob?.name, 'payout.dispatch')
     assert.deepEqual(dispatchJob?.data, { payoutOrderId: order.id })
     assert.equal(await dispatchJob?.getState(), 'waiting')
-    assert.equal(holdJob?.name, 'payout.release-hold')
-    assert.equal(await holdJob?.getState(), 'delayed')
-    assert.equal(holdJob?.opts.attempts, 10)
-    // Due at hold_expires_at, give or take the request's own duration.
-    assert.closeTo(holdJob!.timestamp + holdJob!.delay, order.holdExpiresAt.toMillis(), 2000)
+    // One job per withdrawal, none delayed: a hold is released by the sweep.
+    assert.deepEqual(await queue('payouts').getJobCounts('waiting', 'delayed'), {
+      waiting: 1,
+      delayed: 0,
+    })
+    assert.isUndefined(await queue('payouts').getJob(`payout-hold-${order.platformOrderId}`))
+  })
+
+  test('the hold sweep releases every overdue hold once, even run twice at once, and no other', async ({
+    assert,
+  }) => {
+    await queue('payouts').obliterate({ force: true })
+    const who = await createPayoutMerchant(1000_00)
+    const ids: number[] = []
+    for (let n = 0; n < 6; n++) {
+      const response = await withdraw(who, { merchant_order_id: `H${n}`, amount: '100.00' })
+      assert.equal(response.status, 200, response.text)
+      ids.push(
+        (await PayoutOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id))
+          .id
+      )
+    }
+    // Four are past their hold (batches of 3: the sweep goes on after a full one); two are not.
+    const overdue = ids.slice(0, 4)
+    await PayoutOrder.query()
+      .whereIn('id', overdue)
+      .update({ hold_expires_at: DateTime.utc().minus({ seconds: 1 }).toJSDate() })
+    const [first, second] = await Promise.all([
+      releaseOverdueHolds(DateTime.utc(), 3),
+      releaseOverdueHolds(DateTime.utc(), 3),
+    ])
+    assert.equal(first + second, 4)
+    const states = await PayoutOrder.query().whereIn('id', ids).orderBy('id')
+    assert.deepEqual(
+      states.map((order) => order.holdState),
+      ['released', 'released', 'released', 'released', 'held', 'held']
+    )
+    assert.deepEqual(await balance(who), { balance: 800, freeze_balance: 200, unsettle_balance: 0 })
+    assert.equal(await releaseOverdueHolds(), 0)
+    assert.deepEqual((await verifyLedger()).drifts, [])
   })
 
   test('a database recreated with the same order ids still gets its payout jobs queued', async ({
@@ -105,15 +140,13 @@ test.group('withdraw create', (group) => {
       response.json.data.platform_order_id
     )
     assert.equal(order.id, old.id, 'the id is handed out again')
-    for (const step of ['payout-dispatch', 'payout-hold']) {
-      const job = await queue('payouts').getJob(`${step}-${order.platformOrderId}`)
-      assert.isDefined(job, `${step} queued for the new order`)
-      assert.deepEqual(job?.data, { payoutOrderId: order.id })
-    }
-    // Two orders, four jobs: none of the new ones was dropped as a duplicate.
+    const job = await queue('payouts').getJob(`payout-dispatch-${order.platformOrderId}`)
+    assert.isDefined(job, 'payout-dispatch queued for the new order')
+    assert.deepEqual(job?.data, { payoutOrderId: order.id })
+    // Two orders, two jobs: the new one was not dropped as a duplicate.
     assert.deepEqual(await queue('payouts').getJobCounts('waiting', 'delayed'), {
       waiting: 2,
-      delayed: 2,
+      delayed: 0,
     })
   })
 

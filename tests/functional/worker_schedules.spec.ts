@@ -67,6 +67,7 @@ test.group('worker schedules survive Redis losing its data', (group) => {
     assert.equal(response.json.schedules.status, 'missing')
     assert.sameMembers(response.json.schedules.missing, [
       'sweep-expired-payments',
+      'release-overdue-holds',
       'sweep-payouts',
       'dispatch-pending-callbacks',
       'settle-payments',

@@ -9,6 +9,8 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/sweep_expired_payments_job')).default as Handler,
   [JOBS.dispatchPayout.name]: async () =>
     (await import('#jobs/dispatch_payout_job')).default as Handler,
+  [JOBS.releaseOverdueHolds.name]: async () =>
+    (await import('#jobs/release_overdue_holds_job')).default as Handler,
   [JOBS.releasePayoutHold.name]: async () =>
     (await import('#jobs/release_payout_hold_job')).default as Handler,
   [JOBS.sandboxBankOutcome.name]: async () =>

@@ -6,6 +6,7 @@ import { isFinalPayoutStatus, transitionPayout } from '#payouts/payout_state'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
+import { sweepDue } from '#core/sweep'
 
 export type PayoutOutcome =
   | { success: true }
@@ -76,5 +77,28 @@ export async function releasePayoutHold(payoutOrderId: number, now = DateTime.ut
       reason: 'hold released: no final answer within the hold period',
     })
     return true
+  })
+}
+
+/**
+ * Releases every overdue hold, oldest first (payout.release-overdue-holds,
+ * every EXPIRY_SWEEP_INTERVAL_MS: the release path since no job is queued
+ * per withdrawal for it; app/core/sweep.ts). Returns how many it released.
+ */
+export async function releaseOverdueHolds(now = DateTime.utc(), batch = 500) {
+  return sweepDue({
+    due: (skip, size) =>
+      PayoutOrder.query()
+        .whereIn('status', ['new', 'queue', 'pending'])
+        .where('hold_state', 'held')
+        .where('hold_expires_at', '<=', now.toJSDate())
+        .if(skip.length > 0, (query) => query.whereNotIn('id', skip))
+        .orderBy('hold_expires_at')
+        .limit(size)
+        .select('id', 'platform_order_id'),
+    apply: (id) => releasePayoutHold(id, now),
+    failure: 'payout hold not released',
+    summary: (failed, done) => `${failed} overdue holds could not be released (${done} were)`,
+    batch,
   })
 }

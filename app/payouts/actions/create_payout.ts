@@ -19,7 +19,7 @@ import { InsufficientBalanceError } from '#ledger/errors'
 import { newPlatformOrderId } from '#core/order_ids'
 import { formatAmount } from '#core/money'
 import { withDeadlockRetry } from '#core/db_retry'
-import { dispatchAll } from '#core/queue/queue_manager'
+import { dispatch } from '#core/queue/queue_manager'
 import { orderJobId } from '#core/queue/job_ids'
 import { createdOrderEventStatement } from '#core/order_events'
 import { batchTransaction, insertStatement, markInserted, COMMIT } from '#core/sql_batch'
@@ -151,31 +151,21 @@ export class CreatePayout {
 
 /**
  * The worker takes over from here. If Redis is unreachable the order is safe
- * in the database: the payout sweep dispatches it and releases its hold.
+ * in the database: the payout sweep dispatches it. No job is queued for the
+ * hold: the hold sweep releases it once overdue (releaseOverdueHolds).
  */
 async function scheduleAfterCreate(order: PayoutOrder) {
   try {
-    // Both in one round trip to Redis. Job ids from the platform_order_id,
-    // never the auto-increment id (see orderJobId).
-    await dispatchAll([
-      {
-        job: 'dispatchPayout',
-        data: { payoutOrderId: order.id },
-        options: { jobId: orderJobId('payout-dispatch', order.platformOrderId) },
-      },
-      {
-        job: 'releasePayoutHold',
-        data: { payoutOrderId: order.id },
-        options: {
-          jobId: orderJobId('payout-hold', order.platformOrderId),
-          delay: Math.max(0, order.holdExpiresAt.toMillis() - Date.now()),
-        },
-      },
-    ])
+    // Job id from the platform_order_id, never the auto-increment id (see orderJobId).
+    await dispatch(
+      'dispatchPayout',
+      { payoutOrderId: order.id },
+      { jobId: orderJobId('payout-dispatch', order.platformOrderId) }
+    )
   } catch (error) {
     logger.warn(
       { err: error, platform_order_id: order.platformOrderId },
-      'payout jobs not scheduled; the sweep will pick the order up'
+      'payout job not scheduled; the sweep will pick the order up'
     )
   }
 }

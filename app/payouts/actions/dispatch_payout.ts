@@ -4,7 +4,7 @@ import PayoutOrder from '#payouts/models/payout_order'
 import { compareAndSetPayoutStatus, transitionPayout } from '#payouts/payout_state'
 import { SYSTEM, type Actor } from '#core/actor'
 import { PAYOUT_CONNECTORS, payoutConnector } from '#payouts/connectors/registry'
-import { completePayout, releasePayoutHold } from '#payouts/actions/complete_payout'
+import { completePayout } from '#payouts/actions/complete_payout'
 import queueConfig from '#config/queue'
 import { forgetPastWithdrawals } from '#payouts/duplicate_withdrawals'
 
@@ -78,8 +78,8 @@ export async function collectBankAnswer(payoutOrderId: number) {
  * order untouched for a whole interval is stale:
  * - new, or queue on a connector that submits one by one: dispatched again
  *   (a dispatch job lost, or a worker killed between two steps);
- * - pending: its bank is asked for the answer (the answer job was lost);
- * - a hold past its expiry is released.
+ * - pending: its bank is asked for the answer (the answer job was lost).
+ * Overdue holds are released by their own sweep (releaseOverdueHolds).
  */
 export async function sweepPayouts(now = DateTime.utc()) {
   const staleBefore = now.minus({ milliseconds: queueConfig.sweepIntervalMs }).toJSDate()
@@ -104,14 +104,6 @@ export async function sweepPayouts(now = DateTime.utc()) {
   let answered = 0
   for (const { id } of waiting) if (await collectBankAnswer(id)) answered++
 
-  const overdue = await PayoutOrder.query()
-    .whereIn('status', ['new', 'queue', 'pending'])
-    .where('hold_state', 'held')
-    .where('hold_expires_at', '<=', now.toJSDate())
-    .limit(500)
-    .select('id')
-  let released = 0
-  for (const { id } of overdue) if (await releasePayoutHold(id, now)) released++
   await forgetPastWithdrawals(now)
-  return { dispatched: stuck.length, answered, released }
+  return { dispatched: stuck.length, answered }
 }
