@@ -318,7 +318,7 @@ async function runWebScenarios(processes: number) {
     )
     for (const line of allocations) console.log(line)
     if (result.ok === 0) failed = true
-    return { result, peaks, cpu }
+    return { result, peaks, cpu, machineCpu }
   }
   const rssText = (
     peaks: { web: number; worker: number },
@@ -343,10 +343,12 @@ async function runWebScenarios(processes: number) {
 
   try {
     let emptyRate: number | undefined
+    let emptyCost: number | undefined
     if (SCENARIOS.has('create') || SCENARIOS.has('create-full')) {
       await emptyPaymentOrders()
       const run = await measure('/payment/create-transfer', bodies.create)
       emptyRate = run.result.perSecond
+      emptyCost = relativeCost(run.machineCpu)
       rows.push({
         ...loadRow('/payment/create-transfer, one deposit account, empty table', run),
         target: '≥ 3,000 req/s, p99 ≤ 50 ms',
@@ -363,8 +365,14 @@ async function runWebScenarios(processes: number) {
       const run = await measure('/payment/create-transfer', bodies.create)
       await emptyPaymentOrders()
       console.log('empty table again:')
-      const after = (await measure('/payment/create-transfer', bodies.create)).result.perSecond
+      const afterRun = await measure('/payment/create-transfer', bodies.create)
+      const after = afterRun.result.perSecond
       const ratio = emptyRate ? run.result.perSecond / ((emptyRate + after) / 2) : undefined
+      // The same comparison in CPU, which the machine's drift does not move.
+      const costs = [emptyCost, relativeCost(run.machineCpu), relativeCost(afterRun.machineCpu)]
+      const costNote = costs.every((cost) => cost !== undefined)
+        ? `; machine CPU per create ${costs[1]!.toFixed(1)} × the loader's per request (${costs[0]!.toFixed(1)} and ${costs[2]!.toFixed(1)} before and after)`
+        : ''
       const row = loadRow(
         `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
         run
@@ -376,7 +384,7 @@ async function runWebScenarios(processes: number) {
         note:
           (ratio === undefined
             ? 'no empty-table run (SCENARIOS without create)'
-            : `${(ratio * 100).toFixed(0)} % of the empty-table rate, ${Math.round(emptyRate!)} and ${Math.round(after)} req/s just before and after`) +
+            : `${(ratio * 100).toFixed(0)} % of the empty-table rate, ${Math.round(emptyRate!)} and ${Math.round(after)} req/s just before and after${costNote}`) +
           (row.note ? `; ${row.note}` : ''),
       })
     }
@@ -776,6 +784,16 @@ function describe(result: LoadResult) {
     .map(([code, total]) => `${total} × ${code}`)
     .join(', ')
   return `${result.perSecond.toFixed(0)} req/s answered 200, p50 ${result.p50} ms, p99 ${result.p99} ms (${statuses}${result.errors ? `, ${result.errors} errors` : ''})`
+}
+
+/**
+ * The machine's CPU per request ÷ the loader's: the loader does the same work
+ * for every request whatever the gateway does, so its CPU per request gauges
+ * the machine's speed at that moment, and the quotient is the gateway's cost
+ * with the machine's drift taken out.
+ */
+function relativeCost(cpu: { machine: number; loader: number }) {
+  return cpu.loader > 0 ? cpu.machine / cpu.loader : undefined
 }
 
 function cpuText(cpu: { web: number; worker: number }) {
