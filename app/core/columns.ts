@@ -15,7 +15,7 @@ export const satangColumn = {
 
 /**
  * Every DATETIME column of the models: `@dateTimeColumn()` in place of
- * Lucid's `@dateTimeColumn()`, with the same options. It writes the value
+ * Lucid's `@column.dateTime()`, with the same options. It writes the value
  * as UTC whatever the zone its DateTime carries: the connection reads
  * DATETIMEs as UTC (config/database.ts), and Lucid's own formatter writes the
  * DateTime's wall time, so a host with TZ set to Bangkok would store
