@@ -50,6 +50,9 @@ export function isFinalPayoutStatus(status: PayoutStatus) {
   return PAYOUT_TRANSITIONS[status].length === 0
 }
 
+/** The statuses a payout can still leave (its hold may still be held). */
+export const OPEN_PAYOUT_STATUSES = PAYOUT_STATUSES.filter((status) => !isFinalPayoutStatus(status))
+
 export class IllegalPayoutTransitionError extends Error {
   constructor(from: PayoutStatus, to: PayoutStatus) {
     super(`A payout order cannot go from ${from} to ${to}`)

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
-import { isFinalPayoutStatus, transitionPayout } from '#payouts/payout_state'
+import { isFinalPayoutStatus, OPEN_PAYOUT_STATUSES, transitionPayout } from '#payouts/payout_state'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
@@ -89,7 +89,7 @@ export async function releaseOverdueHolds(now = DateTime.utc(), batch = 500) {
   return sweepDue({
     due: (skip, size) =>
       PayoutOrder.query()
-        .whereIn('status', ['new', 'queue', 'pending'])
+        .whereIn('status', OPEN_PAYOUT_STATUSES)
         .where('hold_state', 'held')
         .where('hold_expires_at', '<=', now.toJSDate())
         .if(skip.length > 0, (query) => query.whereNotIn('id', skip))
