@@ -5,7 +5,7 @@ import MaintenanceWindow from '#payments/models/maintenance_window'
 import { hasRoom } from '#payments/deposit_pool'
 import { describeTarget, depositAccountSnapshot } from '#payments/deposit_account_rules'
 import type { DepositAccountUsage } from '#payments/deposit_account_usage'
-import { GATEWAY_ZONE, formatGatewayDateTime } from '#core/clock'
+import { formatGatewayDateTime, gatewayPeriodStarts } from '#core/clock'
 import { formatAmount } from '#core/money'
 
 /**
@@ -46,9 +46,7 @@ export function poolQuery(
     .if(filters.active === 'no', (q) => q.where('active', false))
     .orderBy('deposit_group')
   if (sort === 'usage') {
-    const local = now.setZone(GATEWAY_ZONE)
-    const hourStart = local.startOf('hour').toUTC().toJSDate()
-    const dayStart = local.startOf('day').toUTC().toJSDate()
+    const { hourStart, dayStart } = gatewayPeriodStarts(now)
     // Each fraction is NULL (then 0) when the limit is unlimited.
     const used = (aggregate: string, since: Date, limit: string) => ({
       sql: `COALESCE((SELECT ${aggregate} FROM payment_orders AS usage_orders

@@ -92,6 +92,40 @@ test.group('back-office deposit-account pool (browser)', (group) => {
     return admin.page
   }
 
+  test('sorted by usage: the account nearest a limit this Bangkok hour comes first, or last', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const busy = await createDepositAccount({ channel: 'qr', hourlyCountLimit: 4 })
+    for (let i = 0; i < 2; i++) {
+      const created = await createPayment(who)
+      assert.equal(created.status, 200, created.text)
+    }
+    // Accounts made after the orders: no usage, one with a limit, one without.
+    const idle = await createDepositAccount({ channel: 'qr', hourlyCountLimit: 4 })
+    const unlimited = await createDepositAccount({ channel: 'qr' })
+    const page = await signedInAdmin()
+    const order = async (dir: 'asc' | 'desc') => {
+      await page.goto(adminUrl(`/deposit-accounts?sort=usage&dir=${dir}`))
+      return page.locator('tr[id^="account-"]').evaluateAll((rows) => rows.map((row) => row.id))
+    }
+    assert.deepEqual(await order('desc'), [
+      `account-${busy.id}`,
+      `account-${idle.id}`,
+      `account-${unlimited.id}`,
+    ])
+    assert.deepEqual(await order('asc'), [
+      `account-${idle.id}`,
+      `account-${unlimited.id}`,
+      `account-${busy.id}`,
+    ])
+    assert.equal(
+      await page.locator(`#account-${busy.id} .usage-hour-count .figure`).innerText(),
+      '2 / 4'
+    )
+    await screenshot(page, 'sorted-by-usage')
+  })
+
   test("a deposit account's hourly limit edited, with usage shown", async ({ assert }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr', dailyAmountLimit: 100_000_00 })
