@@ -26,6 +26,11 @@ function millis(value: Instant) {
   return value instanceof Date ? value.getTime() : value.toMillis()
 }
 
+/** `value` modulo `step`, never negative (instants before 1970 included). */
+function modulo(value: number, step: number) {
+  return ((value % step) + step) % step
+}
+
 /** `YYYY-MM-DDTHH:mm:ss.sssZ` of the instant shifted by `offsetMs`. */
 function isoAt(value: Instant, offsetMs: number) {
   return new Date(millis(value) + offsetMs).toISOString()
@@ -33,8 +38,10 @@ function isoAt(value: Instant, offsetMs: number) {
 
 /** Renders a *_datetime field: `YYYY-MM-DD HH:mm:ss` in GMT+7. */
 export function formatGatewayDateTime(value: Instant | null): string | null {
-  if (value === null || !Number.isFinite(millis(value))) return null
-  const iso = isoAt(value, GATEWAY_OFFSET_MS)
+  if (value === null) return null
+  const ms = millis(value)
+  if (!Number.isFinite(ms)) return null
+  const iso = new Date(ms + GATEWAY_OFFSET_MS).toISOString()
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
 }
 
@@ -60,17 +67,15 @@ export function formatUtcSqlDateTime(value: Instant): string {
  */
 export function gatewayPeriodStarts(at: Instant) {
   const ms = millis(at)
-  const floorTo = (value: number, step: number) => value - (((value % step) + step) % step)
   return {
-    hourStart: new Date(floorTo(ms, HOUR_MS)),
-    dayStart: new Date(floorTo(ms + GATEWAY_OFFSET_MS, DAY_MS) - GATEWAY_OFFSET_MS),
+    hourStart: new Date(ms - modulo(ms, HOUR_MS)),
+    dayStart: new Date(ms - modulo(ms + GATEWAY_OFFSET_MS, DAY_MS)),
   }
 }
 
 /** Minutes since midnight in GMT+7 (0 to 1439). */
 export function gatewayMinuteOfDay(at: Instant): number {
-  const sinceMidnight = (((millis(at) + GATEWAY_OFFSET_MS) % DAY_MS) + DAY_MS) % DAY_MS
-  return Math.floor(sinceMidnight / 60_000)
+  return Math.floor(modulo(millis(at) + GATEWAY_OFFSET_MS, DAY_MS) / 60_000)
 }
 
 /** Current Unix time in whole seconds. */

@@ -29,9 +29,10 @@ export function dateTimeColumn(options?: Parameters<typeof column.dateTime>[0]) 
 
 function prepareUtcDateTime(value: unknown, attribute: string, row: LucidRow) {
   if (typeof value === 'string' || !value) return value
-  const invalid = (reason: string | null) =>
-    new errors.E_INVALID_DATE_COLUMN_VALUE([`${row.constructor.name}.${attribute}`, reason])
-  if (!DateTime.isDateTime(value)) throw invalid('It must be an instance of "luxon.DateTime"')
-  if (!value.isValid) throw invalid(value.invalidReason)
-  return formatUtcSqlDateTime(value)
+  if (DateTime.isDateTime(value) && value.isValid) return formatUtcSqlDateTime(value)
+  // Lucid's own error for what its prepare refuses.
+  throw new errors.E_INVALID_DATE_COLUMN_VALUE([
+    `${row.constructor.name}.${attribute}`,
+    DateTime.isDateTime(value) ? value.invalidReason : 'It must be an instance of "luxon.DateTime"',
+  ])
 }
