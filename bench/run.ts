@@ -304,6 +304,7 @@ async function runWebScenarios(processes: number) {
     webCpu.start()
     workerCpu.start()
     const machine = new MachineCpu()
+    machine.start()
     await sampler?.start()
     const result = await loadRun(path, body)
     const allocations = sampler ? summarizeAllocations(await sampler.stop(), result.requests) : []

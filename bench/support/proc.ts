@@ -37,7 +37,7 @@ export function procCpuSeconds(pid: number) {
 }
 
 /** Busy CPU seconds of the whole machine, all cores (/proc/stat; USER_HZ is 100). */
-export function machineBusySeconds() {
+function machineBusySeconds() {
   const [user, nice, system, , , irq, softirq] = readFileSyncSafe('/proc/stat')
     .split('\n')[0]
     .trim()
@@ -48,7 +48,7 @@ export function machineBusySeconds() {
 }
 
 /** Pids of the processes whose command name is `name` (e.g. mariadbd). */
-export function pidsNamed(name: string): number[] {
+function pidsNamed(name: string): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => readFileSyncSafe(`/proc/${pid}/comm`).trim() === name)
@@ -63,9 +63,9 @@ export function pidsNamed(name: string): number[] {
  */
 export class MachineCpu {
   #servers = { mariadb: pidsNamed('mariadbd'), redis: pidsNamed('redis-server') }
-  #start = this.#read()
+  #start?: ReturnType<MachineCpu['read']>
 
-  #read() {
+  private read() {
     const of = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0)
     const own = process.cpuUsage()
     return {
@@ -77,14 +77,15 @@ export class MachineCpu {
   }
 
   start() {
-    this.#start = this.#read()
+    this.#start = this.read()
   }
 
   /** Milliseconds of CPU per request since start(), by part. */
   stop(requests: number) {
-    const now = this.#read()
+    const now = this.read()
+    const start = this.#start ?? now
     const per = (key: keyof typeof now) =>
-      requests > 0 ? ((now[key] - this.#start[key]) * 1000) / requests : 0
+      requests > 0 ? ((now[key] - start[key]) * 1000) / requests : 0
     return {
       machine: per('machine'),
       mariadb: per('mariadb'),
