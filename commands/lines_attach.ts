@@ -43,8 +43,8 @@ export default class LinesAttach extends BaseCommand {
         this.logger.success(`line #${result.lineId} paid ${result.order.platformOrderId}`)
       } else {
         this.logger.success(
-          `line #${result.lineId}: late payment of ${result.order.platformOrderId} credited ` +
-            `${formatAmount(result.order.amount - (result.order.fee ?? 0))} THB or less fee to the merchant`
+          `line #${result.lineId}: late payment of ${result.order.platformOrderId}: ` +
+            `${formatAmount(result.credited ?? 0)} THB credited to the merchant (fee ${formatAmount(result.fee ?? 0)})`
         )
       }
     })

@@ -86,6 +86,7 @@ test.group('statement line decisions', (group) => {
       alice.actor
     )
     assert.equal(result.outcome, 'late_credited')
+    assert.include(result, { credited: 10_000 - 100, fee: 100 })
     await order.refresh()
     assert.equal(order.status, 'error')
     const balance = await readMerchantBalance(who.merchant.id)
@@ -321,6 +322,7 @@ test.group('statement line decisions', (group) => {
       '--comment=paid after expiry'
     )
     assert.equal(attached.code, 0, attached.output)
+    assert.include(attached.output, `late payment of ${order.platformOrderId}: 99.00 THB credited`)
     const again = await ace(
       'lines:attach',
       String(line.id),

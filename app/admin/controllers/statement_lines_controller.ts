@@ -48,7 +48,7 @@ async function decide(
     }
     return result.outcome === 'paid'
       ? `line #${lineId} attached: ${id} is paid`
-      : `line #${lineId} attached to ${id} (late payment): the merchant's balance is credited, the order stays ${result.order.status}`
+      : `line #${lineId} attached to ${id} (late payment): ${formatAmount(result.credited ?? 0)} THB credited to the merchant (fee ${formatAmount(result.fee ?? 0)}), the order stays ${result.order.status}`
   }
   if (decision === 'credit') {
     const result = await creditMerchantFromLine(

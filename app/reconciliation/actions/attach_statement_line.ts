@@ -63,7 +63,15 @@ export const ATTACH_LINE_MESSAGES = {
 export type AttachLinePrepared = Awaited<ReturnType<typeof prepareAttachLine>>
 
 export type AttachLineResult =
-  | { outcome: 'paid' | 'late_credited'; lineId: number; order: PaymentOrder; request: null }
+  | {
+      outcome: 'paid' | 'late_credited'
+      lineId: number
+      order: PaymentOrder
+      /** Satang put on the merchant's available balance by a late payment (null when paid). */
+      credited: number | null
+      fee: number | null
+      request: null
+    }
   | { outcome: 'approval_requested'; lineId: number; order: PaymentOrder; request: ApprovalRequest }
 
 /**
@@ -113,6 +121,8 @@ export async function attachStatementLine(
         outcome: result.outcome,
         lineId: prepared.line.id,
         order: prepared.order,
+        credited: result.credited,
+        fee: result.fee,
         request: null,
       }
     })
