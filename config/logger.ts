@@ -1,5 +1,5 @@
 import env from '#start/env'
-import { defineConfig, targets } from '@adonisjs/core/logger'
+import { defineConfig, destination, targets } from '@adonisjs/core/logger'
 
 /**
  * Paths that must never reach a log line. pino's redaction applies to every
@@ -36,9 +36,16 @@ const loggerConfig = defineConfig({
       name: env.get('APP_NAME', 'thb-gateway'),
       level: env.get('LOG_LEVEL', defaultLevel),
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-      transport: env.get('LOG_PRETTY', false)
-        ? { targets: [targets.pretty()] }
-        : { targets: [targets.file({ destination: 1 })] },
+      /*
+       * JSON lines go to stdout from the process itself (sonic-boom, written
+       * asynchronously, flushed synchronously on exit), not through a
+       * transport: a transport runs in a worker thread, a second V8 heap that
+       * cost each process 13 MiB of RSS for nothing but copying lines to fd 1.
+       * pino-pretty, for development only, stays a transport.
+       */
+      ...(env.get('LOG_PRETTY', false)
+        ? { transport: { targets: [targets.pretty()] } }
+        : { destination: destination({ dest: 1, sync: false }) }),
     },
   },
 })

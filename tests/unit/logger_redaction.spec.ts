@@ -10,6 +10,15 @@ test.group('log redaction', () => {
     assert.include(REDACTED_PATHS, '*.headers["x-signature"]')
   })
 
+  test('lines are written by the process itself, not through a worker-thread transport', ({
+    assert,
+  }) => {
+    const app = (loggerConfig as any).loggers.app
+    assert.isUndefined(app.transport)
+    assert.equal(app.destination?.constructor?.name, 'SonicBoom')
+    assert.equal(app.destination.fd, 1)
+  })
+
   test('credentials, signatures, passwords and images never reach a log line', ({ assert }) => {
     const lines: string[] = []
     const sink = new Writable({
