@@ -17,7 +17,8 @@
 | 100000 / 10000), BENCH_DATABASE (default gateway_perf_bench; wiped),
 | REDIS_DB (default 10), BENCH_PORT (default 3399), BENCH_BUILD=0 (use
 | build/ as it is), BENCH_JSON=path (also write the results as JSON),
-| WEB_HEAP_FLAGS / WORKER_FLAGS (node flags of the web processes / worker),
+| WEB_HEAP_FLAGS / WORKER_HEAP_FLAGS (heap flags of the web processes / the
+| worker, production's by default), WORKER_FLAGS (more flags of the worker),
 | ALLOC_PROFILE=1 (runs with one web process also print what a request
 | allocates, by package and by call site: bench/support/alloc_profile.ts;
 | the profiler adds to that run's RSS and CPU figures).

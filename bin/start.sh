@@ -32,10 +32,10 @@ stop() {
 }
 trap stop INT TERM HUP EXIT
 
-# The heap bounds production uses too (docs/operations.md, "Memory").
+# The heap bounds production uses too, web and worker (docs/operations.md, "Memory").
 node --max-old-space-size=192 --max-semi-space-size=4 --import @poppinss/ts-exec bin/server.ts &
 pids+=($!)
-node ace.js queue:work &
+node --max-old-space-size=256 --max-semi-space-size=16 ace.js queue:work &
 pids+=($!)
 
 echo "gateway: web on https://localhost:$PORT (merchant API, /health, hosted payment page /pay/<uuid>)"

@@ -158,15 +158,26 @@ export async function startWeb(options: {
   return web
 }
 
-/** Node flags of the worker (WORKER_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile). */
+/** The worker's heap bounds, as production starts it (docs/operations.md, "Memory"). */
+export const WORKER_HEAP_FLAGS = (
+  process.env.WORKER_HEAP_FLAGS ?? '--max-old-space-size=256 --max-semi-space-size=16'
+)
+  .split(' ')
+  .filter(Boolean)
+
+/** More node flags of the worker (WORKER_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile). */
 const WORKER_FLAGS = (process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean)
 
 /** `node build/ace.js queue:work` (the background worker). */
 export function startWorker(env: Record<string, string>, args: string[] = []) {
-  return startChild('worker', [...WORKER_FLAGS, 'ace.js', 'queue:work', ...args], {
-    cwd: BUILD,
-    env: gatewayEnv(env),
-  })
+  return startChild(
+    'worker',
+    [...WORKER_HEAP_FLAGS, ...WORKER_FLAGS, 'ace.js', 'queue:work', ...args],
+    {
+      cwd: BUILD,
+      env: gatewayEnv(env),
+    }
+  )
 }
 
 /** Starts a child from the project's TypeScript sources (bench/baseline.ts). */

@@ -175,6 +175,14 @@ async function stopStartScript(run: StartRun, merchant: TestMerchant) {
     const gateway = named.filter(
       ({ line }) => line.includes('bin/server.ts') || line.includes('queue:work')
     )
+    // Both run with production's heap bounds (docs/operations.md, "Memory").
+    for (const [part, bound] of [
+      ['bin/server.ts', '--max-old-space-size=192'],
+      ['queue:work', '--max-old-space-size=256'],
+    ]) {
+      const child = named.find(({ line }) => line.includes(part))
+      if (!child?.line.includes(bound)) failures.push(`${part} started without ${bound}`)
+    }
 
     const signalledAt = Date.now()
     if (run.target === 'group') script.signalGroup(run.signal)
