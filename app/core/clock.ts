@@ -31,23 +31,27 @@ function modulo(value: number, step: number) {
   return ((value % step) + step) % step
 }
 
-/** `YYYY-MM-DDTHH:mm:ss.sssZ` of the instant shifted by `offsetMs`. */
-function isoAt(value: Instant, offsetMs: number) {
-  return new Date(millis(value) + offsetMs).toISOString()
+/** `YYYY-MM-DDTHH:mm:ss.sssZ` of the instant `ms` shifted by `offsetMs`. */
+function isoAt(ms: number, offsetMs: number) {
+  return new Date(ms + offsetMs).toISOString()
+}
+
+/** `YYYY-MM-DD HH:mm:ss` of the instant `ms` shifted by `offsetMs`. */
+function dateTimeAt(ms: number, offsetMs: number) {
+  const iso = isoAt(ms, offsetMs)
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
 }
 
 /** Renders a *_datetime field: `YYYY-MM-DD HH:mm:ss` in GMT+7. */
 export function formatGatewayDateTime(value: Instant | null): string | null {
   if (value === null) return null
   const ms = millis(value)
-  if (!Number.isFinite(ms)) return null
-  const iso = new Date(ms + GATEWAY_OFFSET_MS).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  return Number.isFinite(ms) ? dateTimeAt(ms, GATEWAY_OFFSET_MS) : null
 }
 
 /** The GMT+7 calendar date as `YYYYMMDD` (a platform_order_id's date). */
 export function gatewayDateStamp(value: Instant): string {
-  const iso = isoAt(value, GATEWAY_OFFSET_MS)
+  const iso = isoAt(millis(value), GATEWAY_OFFSET_MS)
   return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}`
 }
 
@@ -57,8 +61,7 @@ export function gatewayDateStamp(value: Instant): string {
  * second, as Lucid's own formatter writes model columns.
  */
 export function formatUtcSqlDateTime(value: Instant): string {
-  const iso = isoAt(value, 0)
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`
+  return dateTimeAt(millis(value), 0)
 }
 
 /**
