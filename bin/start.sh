@@ -33,9 +33,12 @@ stop() {
 trap stop INT TERM HUP EXIT
 
 # The heap bounds production uses too, web and worker (docs/operations.md, "Memory").
-node --max-old-space-size=192 --max-semi-space-size=4 --import @poppinss/ts-exec bin/server.ts &
+source bin/heap_flags.sh
+# shellcheck disable=SC2086 # each holds several flags
+node $WEB_HEAP_FLAGS --import @poppinss/ts-exec bin/server.ts &
 pids+=($!)
-node --max-old-space-size=256 --max-semi-space-size=16 ace.js queue:work &
+# shellcheck disable=SC2086
+node $WORKER_HEAP_FLAGS ace.js queue:work &
 pids+=($!)
 
 echo "gateway: web on https://localhost:$PORT (merchant API, /health, hosted payment page /pay/<uuid>)"

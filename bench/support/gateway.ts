@@ -10,6 +10,7 @@ import { writeFile } from 'node:fs/promises'
 import { request as httpsRequest } from 'node:https'
 import { join } from 'node:path'
 import { BUILD, ROOT } from './build.js'
+import { heapFlags } from '../../bin/heap_flags.js'
 import { childPids, procCpuSeconds, procStatus, resetPeakRss } from './proc.js'
 
 export interface Tls {
@@ -123,11 +124,7 @@ export function gatewayEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
  * "Memory"): without them V8 lets a busy process's heap grow to several
  * times what it keeps alive (470 MiB under load, 168 MiB at rest).
  */
-export const WEB_HEAP_FLAGS = (
-  process.env.WEB_HEAP_FLAGS ?? '--max-old-space-size=192 --max-semi-space-size=4'
-)
-  .split(' ')
-  .filter(Boolean)
+export const WEB_HEAP_FLAGS = envFlags('WEB_HEAP_FLAGS') ?? heapFlags('WEB_HEAP_FLAGS')
 
 /** `node build/bin/server.js` with `webConcurrency` web processes, ready when /health answers. */
 export async function startWeb(options: {
@@ -159,14 +156,15 @@ export async function startWeb(options: {
 }
 
 /** The worker's heap bounds, as production starts it (docs/operations.md, "Memory"). */
-export const WORKER_HEAP_FLAGS = (
-  process.env.WORKER_HEAP_FLAGS ?? '--max-old-space-size=256 --max-semi-space-size=16'
-)
-  .split(' ')
-  .filter(Boolean)
+export const WORKER_HEAP_FLAGS = envFlags('WORKER_HEAP_FLAGS') ?? heapFlags('WORKER_HEAP_FLAGS')
 
 /** More node flags of the worker (WORKER_FLAGS, e.g. `--cpu-prof --cpu-prof-dir=DIR` for a profile). */
-const WORKER_FLAGS = (process.env.WORKER_FLAGS ?? '').split(' ').filter(Boolean)
+const WORKER_FLAGS = envFlags('WORKER_FLAGS') ?? []
+
+/** Node flags from the environment variable `name`, when it is set. */
+function envFlags(name: string) {
+  return process.env[name]?.split(' ').filter(Boolean)
+}
 
 /** `node build/ace.js queue:work` (the background worker). */
 export function startWorker(env: Record<string, string>, args: string[] = []) {

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { readFile } from 'node:fs/promises'
 import { test } from '@japa/runner'
+import { heapFlags } from '../../bin/heap_flags.js'
 import {
   createMerchant,
   health,
@@ -176,12 +177,15 @@ async function stopStartScript(run: StartRun, merchant: TestMerchant) {
       ({ line }) => line.includes('bin/server.ts') || line.includes('queue:work')
     )
     // Both run with production's heap bounds (docs/operations.md, "Memory").
-    for (const [part, bound] of [
-      ['bin/server.ts', '--max-old-space-size=192'],
-      ['queue:work', '--max-old-space-size=256'],
-    ]) {
+    for (const [part, flags] of [
+      ['bin/server.ts', heapFlags('WEB_HEAP_FLAGS')],
+      ['queue:work', heapFlags('WORKER_HEAP_FLAGS')],
+    ] as const) {
       const child = named.find(({ line }) => line.includes(part))
-      if (!child?.line.includes(bound)) failures.push(`${part} started without ${bound}`)
+      const words = child?.line.split(' ') ?? []
+      for (const flag of flags) {
+        if (!words.includes(flag)) failures.push(`${part} started without ${flag}`)
+      }
     }
 
     const signalledAt = Date.now()
