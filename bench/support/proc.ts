@@ -55,6 +55,14 @@ function pidsNamed(name: string): number[] {
     .map(Number)
 }
 
+/** CPU of the whole machine and of its parts (seconds, or ms per request once divided). */
+interface CpuSeconds {
+  machine: number
+  mariadb: number
+  redis: number
+  loader: number
+}
+
 /**
  * Where the machine's CPU went during a run, per request: all cores
  * together, and of that MariaDB, Redis and the loader (this process). On a
@@ -63,9 +71,9 @@ function pidsNamed(name: string): number[] {
  */
 export class MachineCpu {
   #servers = { mariadb: pidsNamed('mariadbd'), redis: pidsNamed('redis-server') }
-  #start?: ReturnType<MachineCpu['read']>
+  #start?: CpuSeconds
 
-  private read() {
+  #read(): CpuSeconds {
     const of = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0)
     const own = process.cpuUsage()
     return {
@@ -77,14 +85,15 @@ export class MachineCpu {
   }
 
   start() {
-    this.#start = this.read()
+    this.#start = this.#read()
   }
 
   /** Milliseconds of CPU per request since start(), by part. */
-  stop(requests: number) {
-    const now = this.read()
-    const start = this.#start ?? now
-    const per = (key: keyof typeof now) =>
+  stop(requests: number): CpuSeconds {
+    if (!this.#start) throw new Error('MachineCpu.stop() without start()')
+    const now = this.#read()
+    const start = this.#start
+    const per = (key: keyof CpuSeconds) =>
       requests > 0 ? ((now[key] - start[key]) * 1000) / requests : 0
     return {
       machine: per('machine'),
@@ -96,7 +105,7 @@ export class MachineCpu {
 }
 
 /** "3.10 ms (MariaDB 0.90, Redis 0.10, loader 0.40)" */
-export function machineCpuText(cpu: ReturnType<MachineCpu['stop']>) {
+export function machineCpuText(cpu: CpuSeconds) {
   return `${cpu.machine.toFixed(2)} ms (MariaDB ${cpu.mariadb.toFixed(2)}, Redis ${cpu.redis.toFixed(2)}, loader ${cpu.loader.toFixed(2)})`
 }
 
