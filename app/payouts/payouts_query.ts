@@ -3,21 +3,29 @@ import { BANKS } from '#core/banks'
 import { formatAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
-import { PUBLIC_PAYOUT_STATUS, type PayoutStatus } from '#payouts/payout_state'
+import {
+  OPEN_PAYOUT_STATUSES,
+  PUBLIC_PAYOUT_STATUS,
+  type PayoutStatus,
+} from '#payouts/payout_state'
 import { retryDispatchRefusal } from '#payouts/actions/retry_payout_dispatch'
 import { orderTimeline } from '#core/order_events'
 import PayoutOrder from '#payouts/models/payout_order'
 
-/** The internal statuses of a payout still waiting on a bank, in the order they come. */
-export const WAITING_STATUSES = ['new', 'queue', 'pending'] as const
-export type WaitingStatus = (typeof WAITING_STATUSES)[number]
-
 /** What each waiting status means, as the list explains it. */
-export const WAITING_MEANING: Record<WaitingStatus, string> = {
+export const WAITING_MEANING = {
   new: 'not dispatched yet',
   queue: 'queued: not sent to the bank yet',
   pending: 'handed over: waiting for the bank’s answer',
-}
+} as const satisfies Partial<Record<PayoutStatus, string>>
+export type WaitingStatus = keyof typeof WAITING_MEANING
+
+/**
+ * The internal statuses of a payout still waiting on a bank, in the order
+ * they come: the state machine's open ones (payout_state.ts), each with its
+ * meaning above.
+ */
+export const WAITING_STATUSES = OPEN_PAYOUT_STATUSES as readonly WaitingStatus[]
 
 /** Filters of the waiting-payouts list (all optional, whitelisted). */
 export interface WaitingPayoutFilters {
