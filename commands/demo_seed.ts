@@ -40,6 +40,7 @@ export default class DemoSeed extends BaseCommand {
     const { createMerchant } = await import('#merchants/actions/create_merchant')
     const { configureMerchant } = await import('#merchants/actions/configure_merchant')
     const { postLedgerTransaction } = await import('#ledger/ledger')
+    const { adjustmentPosting } = await import('#ledger/recipes')
     const { default: db } = await import('@adonisjs/lucid/services/db')
     const { cliActor } = await import('#core/actor')
     const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
@@ -75,15 +76,15 @@ export default class DemoSeed extends BaseCommand {
       )
       // An opening balance so that /balance shows the ledger at work.
       await db.transaction((trx) =>
-        postLedgerTransaction(trx, {
-          kind: 'opening_balance',
-          reference: { type: 'merchant', id: merchant.merchantId },
-          description: 'demo opening balance',
-          legs: [
-            { gateway: 'adjustments', amount: -1_000_000 },
-            { merchantId: merchant.id, account: 'available', amount: 1_000_000 },
-          ],
-        })
+        postLedgerTransaction(
+          trx,
+          adjustmentPosting({
+            merchantId: merchant.id,
+            reference: { type: 'merchant', id: merchant.merchantId },
+            amount: 1_000_000,
+            description: 'demo opening balance',
+          })
+        )
       )
       // Every kind of deposit: QR and bill-payment QR for /payment/create, the
       // transfer account for /payment/create-transfer, all four for flex.

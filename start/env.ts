@@ -93,4 +93,5 @@ export default await Env.create(new URL('../', import.meta.url), {
   S3_SECRET_ACCESS_KEY: Env.schema.secret.optional(),
   SLIP_VERIFIERS: Env.schema.string.optional(),
   SLIP_RECHECK_MAX_AGE_DAYS: Env.schema.number.optional(),
+  RECEIVABLE_WINDOW_HOURS: Env.schema.number.optional(),
 })

@@ -30,7 +30,9 @@ export async function writePaymentCallback(
     platform_order_id: order.platformOrderId,
     merchant_order_id: order.merchantOrderId,
     mode: 'PAYMENT',
-    amount: amountJson(order.amount),
+    // What was credited before the fee: the order's amount, or what the bank
+    // received when an operator credited another amount (docs/decisions.md).
+    amount: amountJson(status === 'PAID' ? (order.paidAmount ?? order.amount) : order.amount),
     status,
     timestamp: at.getTime(),
   })

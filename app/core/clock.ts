@@ -76,6 +76,20 @@ export function gatewayPeriodStarts(at: Instant) {
   }
 }
 
+/**
+ * SQL for the GMT+7 calendar date (`YYYY-MM-DD`) of a UTC DATETIME column:
+ * the bank day a statement line or a claim belongs to. `column` is a column
+ * name written by the caller, never input.
+ */
+export function gatewayDaySql(column: string) {
+  return `DATE_FORMAT(${column} + INTERVAL 7 HOUR, '%Y-%m-%d')`
+}
+
+/** `YYYY-MM-DD` of the instant in GMT+7 (the bank day). */
+export function gatewayDay(value: Instant): string {
+  return isoAt(millis(value), GATEWAY_OFFSET_MS).slice(0, 10)
+}
+
 /** Minutes since midnight in GMT+7 (0 to 1439). */
 export function gatewayMinuteOfDay(at: Instant): number {
   return Math.floor(modulo(millis(at) + GATEWAY_OFFSET_MS, DAY_MS) / 60_000)

@@ -13,9 +13,20 @@ export type MerchantAccountCode = keyof typeof MERCHANT_ACCOUNTS
 export type BalanceColumn = (typeof MERCHANT_ACCOUNTS)[MerchantAccountCode]
 
 export const GATEWAY_ACCOUNTS = [
-  /** Money received on deposit accounts, not yet attributed to a merchant. */
+  /**
+   * Money a statement line says a deposit account received, not yet claimed
+   * by a merchant credit or a return: the unidentified receipts.
+   */
   'deposit_clearing',
-  /** Money sent out to customers' and merchants' banks. */
+  /**
+   * Payments credited before their bank line arrived (a slip approved, a
+   * payment marked paid): money the bank is expected to receive.
+   */
+  'deposit_receivable',
+  /**
+   * Money the gateway sent or must send out (payouts that succeeded, lines
+   * returned to the payer) until the bank's debit line shows it left.
+   */
   'payout_clearing',
   /** Payment, withdraw and settlement fees earned by the gateway. */
   'fee_revenue',
@@ -28,6 +39,22 @@ export const GATEWAY_ACCOUNTS = [
 export type GatewayAccountCode = (typeof GATEWAY_ACCOUNTS)[number]
 
 export const GATEWAY_OWNER = 'gateway'
+
+/**
+ * The ledger account of a deposit account's bank account: the gateway's, one
+ * per deposit account. Assets carry the ledger's negative sign (merchant
+ * balances, the gateway's debts, are positive): a bank account that received
+ * 1,000.00 THB reads -1,000.00.
+ */
+export function bankAccountCode(depositAccountId: number) {
+  return `bank:${depositAccountId}`
+}
+
+/** The deposit account id of a bank account code, or null for any other code. */
+export function depositAccountOfCode(code: string): number | null {
+  const match = /^bank:(\d+)$/.exec(code)
+  return match ? Number(match[1]) : null
+}
 
 export function isMerchantAccount(code: string): code is MerchantAccountCode {
   return code in MERCHANT_ACCOUNTS

@@ -1,6 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import {
+  bankAccountCode,
   GATEWAY_ACCOUNTS,
   GATEWAY_OWNER,
   MERCHANT_ACCOUNTS,
@@ -26,6 +27,8 @@ import {
 export type LedgerLeg =
   | { merchantId: number; account: MerchantAccountCode; amount: number }
   | { gateway: GatewayAccountCode; amount: number }
+  /** The bank account of a deposit account (its id): money held at the bank. */
+  | { bank: number; amount: number }
 
 export interface LedgerPosting {
   kind: string
@@ -37,6 +40,8 @@ export interface LedgerPosting {
    */
   idempotencyKey?: string
   description?: string
+  /** The bank day (GMT+7, YYYY-MM-DD) of a posting on a bank account. */
+  valueDate?: string
   legs: LedgerLeg[]
   /**
    * Merchant accounts that must not go below zero after this posting (holds
@@ -186,15 +191,16 @@ function transactionRow(posting: LedgerPosting, idempotencyKey: string | null, n
     reference_id: posting.reference?.id ?? null,
     idempotency_key: idempotencyKey,
     description: posting.description ?? null,
+    value_date: posting.valueDate ?? null,
     created_at: now,
   }
 }
 
 /** The ledger account a leg moves: a merchant's, or the gateway's. */
 function legKey(leg: LedgerLeg) {
-  return 'merchantId' in leg
-    ? { owner: String(leg.merchantId), code: leg.account as string }
-    : { owner: GATEWAY_OWNER, code: leg.gateway as string }
+  if ('merchantId' in leg) return { owner: String(leg.merchantId), code: leg.account as string }
+  if ('bank' in leg) return { owner: GATEWAY_OWNER, code: bankAccountCode(leg.bank) }
+  return { owner: GATEWAY_OWNER, code: leg.gateway as string }
 }
 
 function uniqueKeys(keys: Array<{ owner: string; code: string }>) {
@@ -265,6 +271,9 @@ function validate(posting: LedgerPosting) {
     }
     if ('gateway' in leg && !GATEWAY_ACCOUNTS.includes(leg.gateway)) {
       throw new LedgerImbalanceError(`Unknown gateway account ${leg.gateway}`)
+    }
+    if ('bank' in leg && !(Number.isSafeInteger(leg.bank) && leg.bank > 0)) {
+      throw new LedgerImbalanceError(`Unknown deposit account ${leg.bank}`)
     }
     sum += leg.amount
   }
@@ -367,6 +376,24 @@ async function resolveAccountIds(
   // see this transaction's older snapshot, without the row.
   remember(await lookup(true))
   return found
+}
+
+/**
+ * Locks the ledger account of a deposit account's bank account (opened if
+ * new) until the caller commits. Whoever decides whether a deposit account
+ * received some money holds it: a statement import while it stores the
+ * account's lines, and a payment marked paid while it looks for its line
+ * and, finding none, opens a receivable. So a line and the receivable it
+ * would clear are never written at once without seeing each other.
+ */
+export async function lockBankAccount(trx: TransactionClientContract, depositAccountId: number) {
+  const code = bankAccountCode(depositAccountId)
+  const { sql, bindings } = openGatewayAccountStatement(code)
+  await trx.rawQuery(sql, bindings as any[])
+  await trx.rawQuery('SELECT id FROM ledger_accounts WHERE owner = ? AND code = ? FOR UPDATE', [
+    GATEWAY_OWNER,
+    code,
+  ])
 }
 
 /** Opens a gateway account on its first use (INSERT IGNORE: two at once is harmless). */

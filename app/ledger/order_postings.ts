@@ -1,37 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import { GATEWAY_OWNER } from '#ledger/accounts'
-import { formatAmount, rateFee } from '#core/money'
-import type { LedgerLeg, LedgerPosting } from '#ledger/ledger'
+import { formatAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
-
-/**
- * The posting of a payment order paid (open → unsettled_paid) and the fee it
- * charges: the transfer leaves deposit clearing; amount − fee goes to the
- * merchant's unsettled balance, the fee to fee revenue, the satang added to
- * make transfer_amount unique to slot adjustment (zero legs left out).
- * Statement imports pay orders in bulk with it (postLedgerTransactions); it
- * is the entries `transitionPayment` posts one order at a time.
- */
-export function paymentPaidPosting(
-  order: { merchantId: number; platformOrderId: string; amount: number; transferAmount: number },
-  paymentFeeRateBps: number
-): { fee: number; posting: LedgerPosting } {
-  const fee = rateFee(order.amount, paymentFeeRateBps)
-  const adjustment = order.transferAmount - order.amount
-  const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -order.transferAmount }]
-  if (order.amount - fee !== 0)
-    legs.push({ merchantId: order.merchantId, account: 'unsettled', amount: order.amount - fee })
-  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
-  if (adjustment !== 0) legs.push({ gateway: 'slot_adjustment', amount: adjustment })
-  return {
-    fee,
-    posting: {
-      kind: 'payment_paid',
-      reference: { type: 'payment', id: order.platformOrderId },
-      legs,
-    },
-  }
-}
 
 export interface PostingLeg {
   /** "gateway", or the merchant's public merchant_id. */

@@ -3,7 +3,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import Merchant from '#merchants/models/merchant'
 import { postLedgerTransaction } from '#ledger/ledger'
-import { paymentPaidPosting } from '#ledger/order_postings'
+import { paymentPaidPosting, paymentSettledPosting, type CreditSource } from '#ledger/recipes'
 import { writePaymentCallback } from '#callbacks/outbox'
 import { recordOrderEvent } from '#core/order_events'
 import { releaseSlot } from '#payments/deposit_slots'
@@ -69,6 +69,12 @@ export interface PaymentChange {
   reason?: string | null
   /** open → unsettled_paid: when the customer paid. */
   paidAt?: DateTime
+  /**
+   * open → unsettled_paid: where the money comes from (a claimed statement
+   * line: clearing; a line still to come: receivable) and what the bank
+   * received (default transfer_amount).
+   */
+  receipt?: { source: CreditSource; received: number }
   /** → error: the machine-readable cause ("expired", "rejected"). */
   errorReason?: string
   now?: DateTime
@@ -81,8 +87,11 @@ export interface PaymentChange {
  * slot), saves the order and appends its event.
  *
  * - open → unsettled_paid: amount − fee to unsettle_balance, the fee to fee
- *   revenue, the satang adjustment to its own account; PAID callback.
- * - unsettled_paid → settled_paid: amount − fee from unsettle_balance to balance.
+ *   revenue, the satang adjustment to its own account, out of the receipt
+ *   the caller claimed (or the receivable it opened); PAID callback. The
+ *   caller writes the claim with the posting's id, which this returns.
+ * - unsettled_paid → settled_paid: the credit less the fee from
+ *   unsettle_balance to balance.
  * - open → error: the slot is freed; FAIL callback.
  * - freeze and back: the status only (the money stays where it is).
  */
@@ -90,7 +99,8 @@ export async function transitionPayment(
   trx: TransactionClientContract,
   order: PaymentOrder,
   change: PaymentChange
-) {
+): Promise<{ paidPostingId: number | null; credited: number | null }> {
+  let paid: { postingId: number; credited: number } | null = null
   const from = order.status
   assertPaymentTransition(order, change.to)
   const now = change.now ?? DateTime.utc()
@@ -103,23 +113,20 @@ export async function transitionPayment(
   }
 
   if (change.to === 'unsettled_paid' && effectiveFrom === 'open') {
+    // Money reaches a merchant only from a receipt claimed or a receivable opened by the caller.
+    if (!change.receipt) throw new Error(`${order.platformOrderId}: paid without a receipt`)
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-    await postPaid(trx, order, merchant)
+    paid = await postPaid(trx, order, merchant, change.receipt)
     order.paidAt = change.paidAt ?? now
     await releaseHeldSlot(trx, order)
     await writePaymentCallback(trx, order, merchant, 'PAID')
   } else if (change.to === 'settled_paid') {
-    const net = order.amount - (order.fee ?? 0)
-    if (net !== 0) {
-      await postLedgerTransaction(trx, {
-        kind: 'payment_settled',
-        reference: { type: 'payment', id: order.platformOrderId },
-        legs: [
-          { merchantId: order.merchantId, account: 'unsettled', amount: -net },
-          { merchantId: order.merchantId, account: 'available', amount: net },
-        ],
-      })
-    }
+    const posting = paymentSettledPosting({
+      merchantId: order.merchantId,
+      platformOrderId: order.platformOrderId,
+      net: (order.paidAmount ?? order.amount) - (order.fee ?? 0),
+    })
+    if (posting) await postLedgerTransaction(trx, posting)
     order.settledAt = now
   } else if (change.to === 'error') {
     order.errorReason = change.errorReason ?? 'rejected'
@@ -139,6 +146,7 @@ export async function transitionPayment(
     actor: change.actor,
     reason: change.reason,
   })
+  return { paidPostingId: paid?.postingId ?? null, credited: paid?.credited ?? null }
 }
 
 /** Frees the order's transfer_amount (its slot_amount and its deposit_slots row) for other orders. */
@@ -148,8 +156,15 @@ async function releaseHeldSlot(trx: TransactionClientContract, order: PaymentOrd
   order.slotAmount = null
 }
 
-async function postPaid(trx: TransactionClientContract, order: PaymentOrder, merchant: Merchant) {
-  const { fee, posting } = paymentPaidPosting(order, merchant.paymentFeeRateBps)
-  await postLedgerTransaction(trx, posting)
-  order.fee = fee
+async function postPaid(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  merchant: Merchant,
+  receipt: PaymentChange['receipt']
+) {
+  const credit = paymentPaidPosting(order, merchant.paymentFeeRateBps, receipt ?? {})
+  const postingId = await postLedgerTransaction(trx, credit.posting)
+  order.fee = credit.fee
+  order.paidAmount = credit.creditedBase
+  return { postingId, credited: credit.credited }
 }

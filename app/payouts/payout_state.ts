@@ -2,6 +2,8 @@ import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Merchant from '#merchants/models/merchant'
 import { postLedgerTransaction } from '#ledger/ledger'
+import { holdConsumedPosting, holdReturnedPosting } from '#ledger/recipes'
+import { consumedFrom, returnMovesMoney } from '#payouts/hold_state'
 import { writePayoutCallback } from '#callbacks/outbox'
 import { changedPayoutEventStatement, recordOrderEvent } from '#core/order_events'
 import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
@@ -177,19 +179,11 @@ export async function compareAndSetPayoutStatus(
 
 /** Sets the hold consumed and returns its posting, to be written last. */
 function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchant: Merchant) {
-  const source = order.holdState === 'held' ? 'frozen' : 'available'
+  const source = consumedFrom(order.holdState)
   const wasReleased = order.holdState === 'released'
   order.holdState = 'consumed'
-  const legs = [
-    { merchantId: merchant.id, account: source, amount: -order.total } as const,
-    { gateway: 'payout_clearing', amount: order.amount } as const,
-  ]
   return async () => {
-    await postLedgerTransaction(trx, {
-      kind: `${order.kind}_success`,
-      reference: { type: order.kind, id: order.platformOrderId },
-      legs: order.fee > 0 ? [...legs, { gateway: 'fee_revenue', amount: order.fee }] : legs,
-    })
+    await postLedgerTransaction(trx, holdConsumedPosting(order, source))
     if (wasReleased) {
       const balance = await trx
         .from('merchant_balances')
@@ -205,17 +199,9 @@ function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchan
 
 /** Sets the hold returned and returns its posting (none unless it was held), to be written last. */
 function returnHold(trx: TransactionClientContract, order: PayoutOrder) {
-  const wasHeld = order.holdState === 'held'
+  const movesMoney = returnMovesMoney(order.holdState)
   order.holdState = 'returned'
   return async () => {
-    if (!wasHeld) return
-    await postLedgerTransaction(trx, {
-      kind: `${order.kind}_hold_return`,
-      reference: { type: order.kind, id: order.platformOrderId },
-      legs: [
-        { merchantId: order.merchantId, account: 'frozen', amount: -order.total },
-        { merchantId: order.merchantId, account: 'available', amount: order.total },
-      ],
-    })
+    if (movesMoney) await postLedgerTransaction(trx, holdReturnedPosting(order))
   }
 }

@@ -7,6 +7,8 @@ import { recordAudit, type Reason } from '#core/audit'
 import { ActionError } from '#core/validation'
 import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
+import { assertLineUnclaimed } from '#reconciliation/receipts'
+import { findCandidates, judgeLine, receivableNamedBy, toLineRow } from '#reconciliation/match_line'
 
 /**
  * The approval kind shared by every decision on a statement line: its
@@ -26,6 +28,7 @@ export interface StatementLineRow {
   direction: 'credit' | 'debit'
   amount: number
   reference: string | null
+  trans_ref: string | null
   description: string
   status: 'new' | 'matched' | 'unmatched' | 'late'
   note: string | null
@@ -75,6 +78,47 @@ export function assertDecidable(line: StatementLineRow) {
       `statement line #${line.id} is ${line.status}: only unmatched and late lines wait for an operator`
     )
   }
+}
+
+/**
+ * A line may be decided when no decision took its money yet (its claim,
+ * named in the refusal), it waits for an operator (assertDecidable), and
+ * no payment credited before its line expects it. The last is checked on
+ * the locked receivables (the matcher's own rule): such a line clears that
+ * receivable, by attaching it to that order, never credits twice.
+ */
+export async function assertLineFree(trx: TransactionClientContract, line: StatementLineRow) {
+  await assertLineUnclaimed(trx, line.id)
+  assertDecidable(line)
+}
+
+/** Refuses a line an open receivable awaits, unless it is the receivable of `forOrderId`. */
+export async function assertNotAwaited(
+  trx: TransactionClientContract,
+  line: StatementLineRow,
+  forOrderId: number | null = null
+) {
+  if (line.direction !== 'credit') return
+  const owed = await receivableAwaiting(trx, line)
+  if (owed && owed.paymentOrderId !== forOrderId) {
+    throw ActionError.general(
+      `statement line #${line.id} is the bank line of ${owed.platformOrderId}, which was credited before its line arrived: attach it to ${owed.platformOrderId}`
+    )
+  }
+}
+
+/**
+ * The open receivable this line belongs to, if any (receivables locked): the
+ * one it names (the slip's transaction reference, the order's reference),
+ * whatever its amount, or the one the matcher's rules give it.
+ */
+export async function receivableAwaiting(trx: TransactionClientContract, line: StatementLineRow) {
+  const row = toLineRow(line as unknown as Record<string, any>)
+  const candidates = await findCandidates(trx, [row], { lock: true })
+  const named = receivableNamedBy(row, candidates)
+  if (named) return named
+  const judgement = judgeLine(row, candidates)
+  return 'receivable' in judgement ? judgement.receivable : null
 }
 
 /**

@@ -6,9 +6,11 @@ import { assertPaymentTransition, IllegalTransitionError } from '#payments/payme
 import { writePaymentCallback } from '#callbacks/outbox'
 import { releaseSlots } from '#payments/deposit_slots'
 import { postLedgerTransactions } from '#ledger/ledger'
-import { paymentPaidPosting } from '#ledger/order_postings'
+import { paymentPaidPosting, receivableClearedPosting } from '#ledger/recipes'
 import { recordOrderEvents } from '#core/order_events'
 import { SYSTEM } from '#core/actor'
+import { clearReceivables, insertClaims, type OpenReceivable } from '#reconciliation/receipts'
+import type { LineRow } from '#reconciliation/match_line'
 
 /**
  * Payment orders paid by statement lines, many in one transaction: what
@@ -75,10 +77,11 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
     return merchant
   }
 
-  const postings = payments.map(({ order }) => {
-    const { fee, posting } = paymentPaidPosting(order, merchantOf(order).paymentFeeRateBps)
-    order.fee = fee
-    return posting
+  const credits = payments.map(({ order }) => {
+    const credit = paymentPaidPosting(order, merchantOf(order).paymentFeeRateBps)
+    order.fee = credit.fee
+    order.paidAmount = credit.creditedBase
+    return credit
   })
   await releaseSlots(
     trx,
@@ -95,10 +98,11 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
   const cases = `CASE id ${payments.map(() => 'WHEN ? THEN ?').join(' ')} END`
   const [result] = await trx.rawQuery(
     `UPDATE payment_orders SET status = 'unsettled_paid', awaiting_review = 0, slot_amount = NULL,
-       fee = ${cases}, paid_at = ${cases}, updated_at = ?
+       fee = ${cases}, paid_amount = ${cases}, paid_at = ${cases}, updated_at = ?
      WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'open'`,
     [
       ...payments.flatMap(({ order }) => [order.id, order.fee!]),
+      ...payments.flatMap(({ order }) => [order.id, order.paidAmount!]),
       ...payments.flatMap(({ order, paidAt }) => [order.id, paidAt.toJSDate()]),
       now.toJSDate(),
       ...ids,
@@ -123,5 +127,73 @@ export async function writePayments(trx: TransactionClientContract, payments: Li
   )
 
   // Last: the merchants' balance rows stay locked from here to the commit.
-  await postLedgerTransactions(trx, postings)
+  const postingIds = await postLedgerTransactions(
+    trx,
+    credits.map(({ posting }) => posting)
+  )
+  // Each payment claims its line: the unique key refuses a line or an order
+  // another decision took (the transaction rolls back).
+  await insertClaims(
+    trx,
+    payments.map(({ lineId, order }, index) => ({
+      depositAccountId: order.depositAccountId,
+      statementLineId: lineId,
+      path: 'match' as const,
+      actor: SYSTEM,
+      paymentOrderId: order.id,
+      merchantId: order.merchantId,
+      expectedAmount: order.transferAmount,
+      credited: credits[index].credited,
+      fee: credits[index].fee,
+      ledgerTransactionId: postingIds[index],
+      now: now.toJSDate(),
+    }))
+  )
+}
+
+/** A line that clears a receivable (a payment credited before it arrived). */
+export interface ReceivableClearing {
+  line: LineRow
+  receivable: OpenReceivable
+}
+
+/**
+ * Lines that arrived for payments credited before them, in the caller's
+ * transaction (receivables locked by the caller): each claim takes its line,
+ * the receipt settles the receivable (receivable_cleared: no merchant
+ * balance moves, the merchant was credited when the payment was decided),
+ * and the order's timeline says so.
+ */
+export async function writeReceivableClearings(
+  trx: TransactionClientContract,
+  clearings: ReceivableClearing[]
+) {
+  if (clearings.length === 0) return
+  const now = new Date()
+  await clearReceivables(
+    trx,
+    clearings.map(({ line, receivable }) => ({
+      claimId: receivable.id,
+      lineId: line.id,
+      amount: line.amount,
+    })),
+    now
+  )
+  await postLedgerTransactions(
+    trx,
+    clearings.map(({ line, receivable }) =>
+      receivableClearedPosting(line, { platformOrderId: receivable.platformOrderId! })
+    )
+  )
+  await recordOrderEvents(
+    trx,
+    clearings.map(({ line, receivable }) => ({
+      orderType: 'payment' as const,
+      orderId: receivable.paymentOrderId!,
+      from: receivable.orderStatus,
+      to: receivable.orderStatus,
+      actor: SYSTEM,
+      reason: `statement line ${line.id} received: the payment credited before its line is backed by the bank`,
+    }))
+  )
 }

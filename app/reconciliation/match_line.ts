@@ -16,7 +16,14 @@ import { SYSTEM } from '#core/actor'
 import { completePayout } from '#payouts/actions/complete_payout'
 import { isPlatformOrderId } from '#core/order_ids'
 import { withDeadlockRetry } from '#core/db_retry'
-import { takePayment, writePayments, type LinePayment } from '#reconciliation/line_payments'
+import {
+  takePayment,
+  writePayments,
+  writeReceivableClearings,
+  type LinePayment,
+  type ReceivableClearing,
+} from '#reconciliation/line_payments'
+import { openReceivables, type OpenReceivable } from '#reconciliation/receipts'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
@@ -37,6 +44,8 @@ export interface LineRow {
   direction: 'credit' | 'debit'
   amount: number
   reference: string | null
+  /** The bank's transaction reference (a slip's transRef), when the statement has one. */
+  trans_ref: string | null
   status: string
 }
 
@@ -48,6 +57,7 @@ export const LINE_COLUMNS = [
   'direction',
   'amount',
   'reference',
+  'trans_ref',
   'status',
 ]
 
@@ -59,6 +69,7 @@ export function toLineRow(row: Record<string, any>): LineRow {
     direction: row.direction,
     amount: Number(row.amount),
     reference: row.reference,
+    trans_ref: row.trans_ref ?? null,
     status: row.status,
   }
 }
@@ -77,12 +88,19 @@ export interface Candidates {
   expired: Map<number, string>
   /** Bulk-file payouts by platform_order_id. */
   payouts: Map<string, PayoutOrder>
+  /**
+   * Open receivables of the lines' accounts: payments credited before their
+   * line arrived, waiting for it (one is cleared by one line at most).
+   */
+  receivables: OpenReceivable[]
 }
 
 /** What the rules decide for one line. */
 export type Judgement =
   | { result: 'matched'; order: PaymentOrder }
   | { result: 'matched'; payout: PayoutOrder }
+  /** The line of a payment credited before it: it clears the receivable. */
+  | { result: 'matched'; receivable: OpenReceivable }
   | {
       result: 'unmatched' | 'late'
       note: string
@@ -100,12 +118,16 @@ const key = (accountId: number, value: string | number) => `${accountId}|${value
  * The matching rules (docs/reconciliation.md, "Matching rules"), one line at
  * a time, on orders already read:
  *
- * Credit lines pay the open payment order named by their reference, or else
- * the open order on this account holding the same transfer_amount whose slot
- * (order time to expiry, ±1 minute) covers the line's time. A payment for an
- * order that has already expired is "late"; anything else waits in
- * "unmatched" for an operator. Debit lines confirm bulk-file payouts named by
- * their reference; a credit naming a payout is that transfer coming back.
+ * Credit lines first clear the receivable of a payment credited before its
+ * line arrived (named by the slip's transaction reference, or by the order's
+ * reference); then they pay the open payment order named by their
+ * reference, or else the open order on this account holding the same
+ * transfer_amount whose slot (order time to expiry, ±1 minute) covers the
+ * line's time, or else the one receivable expecting that amount at that
+ * time. A payment for an order that has already expired is "late"; anything
+ * else (two claimants included) waits in "unmatched" for an operator. Debit
+ * lines confirm bulk-file payouts named by their reference; a credit naming
+ * a payout is that transfer coming back.
  */
 export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
   if (isPayoutReference(line.reference)) {
@@ -117,11 +139,20 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
   }
   if (line.direction === 'debit') return { result: 'unmatched', note: NO_ORDER_NOTE.debit }
 
-  const order =
-    (line.reference
-      ? candidates.byReference.get(key(line.deposit_account_id, line.reference))
-      : undefined) ?? slotHolder(line, candidates)
+  const named = namedOrder(line, candidates)
+  const owed = receivableNamedBy(line, candidates)
+  if (owed) return clearing(line, owed)
+
+  const order = named ?? slotHolder(line, candidates)
   if (!order) {
+    const expected = receivablesExpecting(line, candidates)
+    if (expected.length === 1) return clearing(line, expected[0])
+    if (expected.length > 1) {
+      return {
+        result: 'unmatched',
+        note: `credited before their line, ${expected.map((r) => r.platformOrderId).join(' and ')} both expect this amount`,
+      }
+    }
     const expired = candidates.expired.get(line.id)
     return expired
       ? { result: 'late', note: expired }
@@ -141,7 +172,90 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
       order,
     }
   }
+  if (!named) {
+    // The slot's order and a receivable both wait for this amount at this time: an operator decides.
+    const expected = receivablesExpecting(line, candidates)
+    if (expected.length > 0) {
+      return {
+        result: 'unmatched',
+        note: `${order.platformOrderId} and ${expected.map((r) => r.platformOrderId).join(', ')} (credited before their line) both expect this amount`,
+        order,
+      }
+    }
+  }
   return { result: 'matched', order }
+}
+
+function namedOrder(line: LineRow, candidates: Candidates) {
+  return line.reference
+    ? candidates.byReference.get(key(line.deposit_account_id, line.reference))
+    : undefined
+}
+
+/**
+ * The open receivable the line names, whatever its amount: by the slip's
+ * transaction reference, or by the reference of the order credited.
+ */
+export function receivableNamedBy(line: LineRow, candidates: Candidates) {
+  const named = namedOrder(line, candidates)
+  return (
+    receivableByTransRef(line, candidates) ??
+    (named ? receivableOf(named.id, line, candidates) : undefined)
+  )
+}
+
+/** A receivable the line names: it clears it when it brings the amount expected. */
+function clearing(line: LineRow, receivable: OpenReceivable): Judgement {
+  if (receivable.expectedAmount !== line.amount) {
+    return {
+      result: 'unmatched',
+      note: `${receivable.platformOrderId} was credited before its line, for ${receivable.expectedAmount} satang`,
+    }
+  }
+  return { result: 'matched', receivable }
+}
+
+const stillOpen = (receivable: OpenReceivable) => receivable.statementLineId === null
+
+/** The open receivable on the line's account that a slip named with the line's transaction reference. */
+function receivableByTransRef(line: LineRow, candidates: Candidates) {
+  if (!line.trans_ref) return undefined
+  return candidates.receivables.find(
+    (receivable) =>
+      stillOpen(receivable) &&
+      receivable.depositAccountId === line.deposit_account_id &&
+      receivable.transRef === line.trans_ref
+  )
+}
+
+/** The open receivable of an order (on the line's account). */
+function receivableOf(orderId: number, line: LineRow, candidates: Candidates) {
+  return candidates.receivables.find(
+    (receivable) =>
+      stillOpen(receivable) &&
+      receivable.paymentOrderId === orderId &&
+      receivable.depositAccountId === line.deposit_account_id
+  )
+}
+
+/**
+ * The open receivables on the line's account that expect its amount at its
+ * time (their transfer's window, from the slip or the order), and that no
+ * slip transaction names (those wait for their own line).
+ */
+function receivablesExpecting(line: LineRow, candidates: Candidates) {
+  const at = line.line_at.getTime()
+  return candidates.receivables.filter(
+    (receivable) =>
+      stillOpen(receivable) &&
+      receivable.depositAccountId === line.deposit_account_id &&
+      receivable.expectedAmount === line.amount &&
+      (receivable.transRef === null || line.trans_ref === null) &&
+      receivable.expectedFrom !== null &&
+      receivable.expectedTo !== null &&
+      receivable.expectedFrom.getTime() <= at &&
+      at <= receivable.expectedTo.getTime()
+  )
 }
 
 /**
@@ -192,6 +306,7 @@ export async function findCandidates(
     bySlot: new Map(),
     expired: new Map(),
     payouts: new Map(),
+    receivables: [],
   }
   const payoutRefs = new Set<string>()
   const refs = new Set<string>()
@@ -285,6 +400,10 @@ export async function findCandidates(
       if (row.expired_order) candidates.expired.set(Number(row.id), row.expired_order)
     }
   }
+  // After the orders: the lock order of every payment decision (order, then its claims).
+  if (credits.length > 0) {
+    candidates.receivables = await openReceivables(client, [...accounts], options)
+  }
   if (payoutRefs.size > 0) {
     const payouts = await lockIf(
       PayoutOrder.query({ client }).whereIn('platform_order_id', [...payoutRefs])
@@ -377,10 +496,15 @@ export async function settleLines(
   const verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }> = []
   const paid: Array<{ line: LineRow; order: PaymentOrder }> = []
   const payments: LinePayment[] = []
+  const clearings: ReceivableClearing[] = []
   for (const line of lines) {
     const judgement = judgeLine(line, candidates)
     if ('payout' in judgement) {
       await settlePayoutLine(trx, line, judgement.payout)
+    } else if ('receivable' in judgement) {
+      // Cleared in memory now: the next line of the batch finds it taken.
+      judgement.receivable.statementLineId = line.id
+      clearings.push({ line, receivable: judgement.receivable })
     } else if (judgement.result === 'matched') {
       // Paid in memory now (the next line finds it so), written below with the others.
       payments.push(takePayment(line, judgement.order))
@@ -390,12 +514,21 @@ export async function settleLines(
     }
     results.set(line.id, judgement.result)
   }
-  await markMatched(
-    trx,
-    paid.map(({ line, order }) => ({ lineId: line.id, orderType: 'payment', orderId: order.id }))
-  )
+  await markMatched(trx, [
+    ...paid.map(({ line, order }) => ({
+      lineId: line.id,
+      orderType: 'payment',
+      orderId: order.id,
+    })),
+    ...clearings.map(({ line, receivable }) => ({
+      lineId: line.id,
+      orderType: 'payment',
+      orderId: receivable.paymentOrderId!,
+    })),
+  ])
   await setLines(trx, verdicts)
   await closeSlipsPaidByStatement(trx, paid)
+  await writeReceivableClearings(trx, clearings)
   // Last: its postings lock the merchants' balance rows until the commit.
   await writePayments(trx, payments)
   return results

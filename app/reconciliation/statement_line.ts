@@ -7,6 +7,12 @@ export interface ParsedStatementLine {
   /** satang, always positive; the direction says which way the money went */
   amount: number
   reference: string | null
+  /**
+   * The bank's own reference of the transaction (what a slip's mini-QR
+   * names), when the statement carries one; stored as the line's trans_ref,
+   * or its reference when it has none.
+   */
+  transRef?: string | null
   description: string
 }
 

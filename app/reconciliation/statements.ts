@@ -17,6 +17,9 @@ import {
   type MatchResult,
 } from '#reconciliation/match_line'
 import { withDeadlockRetry } from '#core/db_retry'
+import { lockBankAccount, postLedgerTransactions } from '#ledger/ledger'
+import { bankStatementPosting } from '#ledger/recipes'
+import { gatewayDaySql } from '#core/clock'
 import type { Actor } from '#core/actor'
 
 export interface ImportSummary {
@@ -65,6 +68,9 @@ export async function storeStatement(
   }
 ) {
   const { account } = statement
+  // First: no payment of the account is marked paid on a search for its
+  // line while lines are being stored that the search could not yet see.
+  await lockBankAccount(trx, account.id)
   const [importId] = await trx.table('statement_imports').insert({
     deposit_account_id: account.id,
     layout: statement.layout,
@@ -89,6 +95,7 @@ export async function storeStatement(
     'direction',
     'amount',
     'reference',
+    'trans_ref',
     'description',
     'status',
     'note',
@@ -144,6 +151,7 @@ export async function storeStatement(
     .from('statement_imports')
     .where('id', importId)
     .update({ line_count: lineCount, new_lines: newLines })
+  await postBankDays(trx, account.id, Number(importId))
   return { importId: Number(importId), newLines, lines: lineCount, judged }
 
   async function parseAndQueue() {
@@ -166,6 +174,7 @@ export async function storeStatement(
         line.direction,
         line.amount,
         line.reference,
+        line.transRef ?? line.reference,
         line.description,
         'new',
         null,
@@ -174,6 +183,35 @@ export async function storeStatement(
       if (batch.length >= statementBatching.lines) await flush()
     }
   }
+}
+
+/**
+ * The money the import's new lines say the account received and sent, in
+ * the import's transaction: one bank posting per bank day (GMT+7) of its
+ * lines, so the ledger's bank account is the sum of its statement lines,
+ * account by account and day by day. A line already known belongs to the
+ * import that added it and is not counted again.
+ */
+async function postBankDays(trx: TransactionClientContract, accountId: number, importId: number) {
+  const [days] = await trx.rawQuery(
+    `SELECT ${gatewayDaySql('line_at')} AS day,
+            SUM(CASE WHEN direction = 'credit' THEN amount ELSE 0 END) AS credits,
+            SUM(CASE WHEN direction = 'debit' THEN amount ELSE 0 END) AS debits
+       FROM statement_lines WHERE import_id = ? GROUP BY day ORDER BY day`,
+    [importId]
+  )
+  const postings = (days as Array<{ day: string; credits: string; debits: string }>)
+    .map((row) =>
+      bankStatementPosting({
+        depositAccountId: accountId,
+        importId,
+        day: row.day,
+        credits: Number(row.credits),
+        debits: Number(row.debits),
+      })
+    )
+    .filter((posting) => posting !== null)
+  await postLedgerTransactions(trx, postings)
 }
 
 /**
@@ -286,6 +324,7 @@ async function judgeRows(
     direction: values[at('direction')] as LineRow['direction'],
     amount: values[at('amount')] as number,
     reference: values[at('reference')] as string | null,
+    trans_ref: values[at('trans_ref')] as string | null,
     status: 'new',
   }))
   const candidates = await findCandidates(client, lines, { lock: false })

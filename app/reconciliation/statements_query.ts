@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import { formatAmount } from '#core/money'
-import { formatGatewayDateTime, GATEWAY_ZONE } from '#core/clock'
+import { formatGatewayDateTime, gatewayDaySql, GATEWAY_ZONE } from '#core/clock'
 import { isPlatformOrderId } from '#core/order_ids'
 
 /** Statuses a stored line can have, in the order the pages show them. */
@@ -154,7 +154,7 @@ export async function matchRates(days = 14, now = DateTime.utc()) {
     .groupBy('deposit_account_id', 'line_day')
     .select(
       'deposit_account_id',
-      db.raw("DATE_FORMAT(DATE_ADD(line_at, INTERVAL 7 HOUR), '%Y-%m-%d') AS line_day"),
+      db.raw(`${gatewayDaySql('line_at')} AS line_day`),
       db.raw('COUNT(*) AS line_count'),
       db.raw("SUM(status = 'matched') AS matched"),
       db.raw("SUM(status = 'late') AS late"),

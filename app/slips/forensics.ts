@@ -16,7 +16,7 @@ export interface SlipSighting {
   verification_status: string
 }
 
-/** A statement line whose reference is the slip's transaction reference. */
+/** A statement line whose transaction reference is the slip's. */
 export interface LineSighting {
   statement_line_id: number
   deposit_account_id: number
@@ -69,7 +69,7 @@ function sighting(row: Record<string, any>): SlipSighting {
 /**
  * Where else the slip has been seen: the same image (sha256) or the same
  * transaction reference on other slips, of any order and any merchant, and
- * statement lines carrying the reference on any account. Slip reuse is the
+ * statement lines carrying the transaction reference on any account. Slip reuse is the
  * commonest fraud; operators see these next to the slip.
  */
 export async function slipForensics(
@@ -82,7 +82,7 @@ export async function slipForensics(
   const sameTransRef = (await slipsWhere('trans_ref', transRef, excludeSlipId)).map(sighting)
   const lines = await db
     .from('statement_lines')
-    .where('reference', transRef)
+    .where('trans_ref', transRef)
     .orderBy('id')
     .limit(LIMIT)
     .select('id', 'deposit_account_id', 'amount', 'line_at', 'status', 'order_type', 'order_id')

@@ -119,7 +119,7 @@ test.group('back-office: statement line queue', (group) => {
       await db.from('queue_assignments').where({ queue: 'lines', item_id: String(late.id) }),
       0
     )
-    assert.include(await page.locator('.flash').first().innerText(), 'already attached')
+    assert.include(await page.locator('.flash').first().innerText(), 'was already claimed')
 
     await page.goto(adminUrl(`/review/lines/${late.id}`))
     assert.include(await page.locator('#line-decided').innerText(), 'attached')

@@ -73,7 +73,12 @@ async function pay(orderId: number) {
       .where('id', orderId)
       .forUpdate()
       .firstOrFail()
-    await transitionPayment(trx, order, { to: 'unsettled_paid', actor: SYSTEM, reason: 'test' })
+    await transitionPayment(trx, order, {
+      to: 'unsettled_paid',
+      actor: SYSTEM,
+      reason: 'test',
+      receipt: { source: 'receivable', received: order.transferAmount },
+    })
   })
 }
 

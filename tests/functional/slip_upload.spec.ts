@@ -175,9 +175,13 @@ function paddedPng(png: Buffer, size: number) {
   return Buffer.concat([png.subarray(0, iend), length, type, data, crc, png.subarray(iend)])
 }
 
+/** The merchant's balances and the postings that moved money (not the statements the bank sent). */
 async function ledgerSnapshot(who: TestMerchant) {
   const balances = await db.from('merchant_balances').where('merchant_id', who.merchant.id).first()
-  const [{ total }] = await db.from('ledger_transactions').count('* as total')
+  const [{ total }] = await db
+    .from('ledger_transactions')
+    .whereNot('kind', 'bank_statement')
+    .count('* as total')
   return { balances, transactions: Number(total) }
 }
 

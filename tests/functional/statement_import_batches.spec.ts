@@ -314,7 +314,12 @@ test.group('statement import in batches', (group) => {
           trx,
           order,
           order.id === paidElsewhere.id
-            ? { to: 'unsettled_paid', actor: TEST_ACTOR, reason: 'slip approved' }
+            ? {
+                to: 'unsettled_paid',
+                actor: TEST_ACTOR,
+                reason: 'slip approved',
+                receipt: { source: 'receivable', received: order.transferAmount },
+              }
             : { to: 'error', actor: TEST_ACTOR, errorReason: 'expired' }
         )
       }

@@ -6,7 +6,7 @@ import type DepositAccount from '#payments/models/deposit_account'
 import { transitionPayment } from '#payments/payment_state'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { statementBatching } from '#reconciliation/statements'
-import { paymentPaidPosting } from '#ledger/order_postings'
+import { paymentPaidPosting } from '#ledger/recipes'
 import { postLedgerTransactions } from '#ledger/ledger'
 import { DuplicatePostingError } from '#ledger/errors'
 import { verifyLedger } from '#ledger/verify'
@@ -74,7 +74,9 @@ function expectedEntries(order: PaymentOrder, feeRateBps: number) {
     posting.legs.map((leg) =>
       'merchantId' in leg
         ? [`${leg.merchantId}:${leg.account}`, leg.amount]
-        : [`gateway:${leg.gateway}`, leg.amount]
+        : 'bank' in leg
+          ? [`gateway:bank:${leg.bank}`, leg.amount]
+          : [`gateway:${leg.gateway}`, leg.amount]
     )
   )
 }
@@ -139,7 +141,12 @@ test.group('statement import: orders paid in bulk', (group) => {
         .where('id', single.id)
         .forUpdate()
         .firstOrFail()
-      await transitionPayment(trx, order, { to: 'unsettled_paid', actor: TEST_ACTOR, reason: 'x' })
+      await transitionPayment(trx, order, {
+        to: 'unsettled_paid',
+        actor: TEST_ACTOR,
+        reason: 'x',
+        receipt: { source: 'clearing', received: order.transferAmount },
+      })
     })
     const summary = await importFile(account, file([bulk]))
     assert.equal(summary.results.matched, 1)
@@ -222,6 +229,7 @@ test.group('statement import: orders paid in bulk', (group) => {
         to: 'unsettled_paid',
         actor: TEST_ACTOR,
         reason: 'slip approved',
+        receipt: { source: 'receivable', received: locked.transferAmount },
       })
       await trx.commit()
     } catch (error) {

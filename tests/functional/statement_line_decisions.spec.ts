@@ -111,7 +111,7 @@ test.group('statement line decisions', (group) => {
         alice.actor
       )
     )
-    assert.include(byField(again).general, 'was already attached')
+    assert.include(byField(again).general, 'was already claimed: credited as the late payment of')
     assert.equal((await readMerchantBalance(who.merchant.id)).balance, 9_900)
     await assertBalancedLedger(assert)
   })
@@ -331,7 +331,7 @@ test.group('statement line decisions', (group) => {
       '--comment=paid after expiry'
     )
     assert.equal(again.code, 1)
-    assert.include(again.output, 'was already attached')
+    assert.include(again.output, 'was already claimed: credited as the late payment of')
 
     const credited = await ace(
       'lines:credit',

@@ -12,6 +12,8 @@ export interface LineFixture {
   amount: number
   lineAt?: Date
   reference?: string | null
+  /** The bank's transaction reference (a slip's transRef). */
+  transRef?: string | null
   description?: string
 }
 
@@ -25,6 +27,7 @@ export async function receiveLine(accountId: number, fixture: LineFixture) {
       direction: 'credit' as const,
       amount: fixture.amount,
       reference: fixture.reference ?? null,
+      transRef: fixture.transRef ?? null,
       description:
         fixture.description ?? `TRANSFER FROM KTB X7890 SOMCHAI JAIDEE ${randomUUID().slice(0, 8)}`,
     },

@@ -25,6 +25,8 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/settle_payments_job')).default as Handler,
   [JOBS.recheckSlips.name]: async () =>
     (await import('#jobs/recheck_slips_job')).default as Handler,
+  [JOBS.verifyReconciliation.name]: async () =>
+    (await import('#jobs/verify_reconciliation_job')).default as Handler,
   [JOBS.sweepPendingSlips.name]: async () =>
     (await import('#jobs/sweep_pending_slips_job')).default as Handler,
   [JOBS.performCredentialRotation.name]: async () =>

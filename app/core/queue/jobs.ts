@@ -98,6 +98,13 @@ export const JOBS = {
     attempts: 5,
     backoff: { type: 'exponential', delay: 5000 },
   },
+  /** The ledger against the bank statements (reconcile:verify), recorded for the back-office. */
+  verifyReconciliation: {
+    queue: 'reconciliation',
+    name: 'reconciliation.verify',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 60_000 },
+  },
   /** Safety net: verifies again every pending slip (a lost re-check, a provider that answers late). */
   sweepPendingSlips: {
     queue: 'reconciliation',
@@ -155,6 +162,7 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
     job: 'sweepApprovalRequests',
     everyMs: queueConfig.sweepIntervalMs,
   },
+  { id: 'verify-reconciliation', job: 'verifyReconciliation', everyMs: 24 * 3_600_000 },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
 ]

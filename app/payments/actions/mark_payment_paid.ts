@@ -30,7 +30,17 @@ import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
+import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
+import { paymentCredit } from '#ledger/recipes'
+import {
+  findPaymentReceipt,
+  receivedAmount,
+  slipEvidence,
+  type PaymentReceipt,
+} from '#reconciliation/payment_receipts'
+import { insertClaim, type ClaimPath } from '#reconciliation/receipts'
+import { writeDecision } from '#reconciliation/line_decision'
 
 /** Why an operator says the customer paid. */
 export const MARK_PAID_REASON_CODES = [
@@ -41,12 +51,20 @@ export const MARK_PAID_REASON_CODES = [
   'other',
 ] as const
 
+/**
+ * When the bank received another amount than transfer_amount: credit what
+ * was received (less the fee on it). The other way out is to reject the
+ * slip and return the line to the payer (docs/decisions.md).
+ */
+export const AMOUNT_POLICIES = ['credit_received'] as const
+
 const schema = vine.object({
   platform_order_id: vine.any().use(paymentOrderId()),
   /** The slip the decision rests on: it is marked approved with the order. */
   slip_id: vine.number().withoutDecimals().min(1).optional(),
   reason_code: vine.enum(MARK_PAID_REASON_CODES),
   comment: decisionComment(),
+  amount_policy: vine.enum(AMOUNT_POLICIES).optional(),
 })
 
 export const markPaymentPaidValidator = vine.compile(schema)
@@ -56,6 +74,7 @@ export const MARK_PAID_MESSAGES = {
   'reason_code.required': `reason_code is required: one of ${MARK_PAID_REASON_CODES.join(', ')}`,
   'comment.required': 'comment is required: say what shows that the customer paid',
   'slip_id.number': 'slip_id must be a slip number',
+  'amount_policy.enum': `amount_policy must be ${AMOUNT_POLICIES.join(' or ')}`,
 }
 
 export type MarkPaidPrepared = Awaited<ReturnType<typeof prepareMarkPaid>>
@@ -131,13 +150,42 @@ export async function prepareMarkPaid(
   assertPayable(order)
   const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
+  // The bank's money for it: its line, or a receivable its line will clear.
+  const receipt = await findPaymentReceipt(trx, order, slip ? slipEvidence(slip) : null)
+  assertAmountPolicy(order, receipt, data, merchant.paymentFeeRateBps)
   const target: ApprovalTarget = {
     type: 'payment',
     id: order.platformOrderId,
     amount: order.amount,
     reviewedBy: slip ? (actor?.operatorId ?? null) : await latestSlipReviewer(trx, order.id),
   }
-  return { order, slip, platform, target }
+  return { order, slip, platform, target, receipt, claimPath: undefined as ClaimPath | undefined }
+}
+
+/**
+ * The bank received (or a slip source says it sent) another amount than
+ * transfer_amount: paying the order is an explicit decision to credit what
+ * was received, never more.
+ */
+function assertAmountPolicy(
+  order: PaymentOrder,
+  receipt: PaymentReceipt,
+  data: MarkPaidData,
+  feeRateBps: number
+) {
+  const received = receivedAmount(receipt)
+  if (received === order.transferAmount || data.amount_policy === 'credit_received') return
+  const source =
+    receipt.kind === 'line'
+      ? `statement line #${receipt.line.id} received ${formatAmount(received)} THB`
+      : `the slip's transfer is ${formatAmount(received)} THB`
+  const credit = paymentCredit(order, received, feeRateBps)
+  throw ActionError.field(
+    'amount_policy',
+    `${source}, not the transfer_amount ${formatAmount(order.transferAmount)} THB: ` +
+      `credit what was received (${formatAmount(credit.credited)} THB after the fee of ${formatAmount(credit.fee)}), ` +
+      `or reject the slip and return the money to the payer`
+  )
 }
 
 function assertPayable(order: PaymentOrder) {
@@ -167,12 +215,13 @@ export async function runMarkPaid(
   data: MarkPaidData,
   context: RunContext
 ) {
-  const { order, slip } = prepared
+  const { order, slip, receipt } = prepared
   const { actor, request } = context
   const now = DateTime.utc()
   const before = paymentSnapshot(order)
   order.awaitingReview = false
-  await transitionPayment(trx, order, {
+  const received = receivedAmount(receipt)
+  const paid = await transitionPayment(trx, order, {
     to: 'unsettled_paid',
     actor,
     reason: [
@@ -185,7 +234,54 @@ export async function runMarkPaid(
       .concat(`: ${data.comment}`),
     paidAt: now,
     now,
+    receipt: { source: receipt.kind === 'line' ? 'clearing' : 'receivable', received },
   })
+  const path: ClaimPath = prepared.claimPath ?? (slip ? 'slip_approval' : 'mark_paid')
+  // The receipt claimed (or the receivable opened): a second claim on the
+  // line, the slip's transfer or the order fails on its unique key.
+  await insertClaim(trx, {
+    depositAccountId: order.depositAccountId,
+    statementLineId: receipt.kind === 'line' ? receipt.line.id : null,
+    path,
+    actor,
+    transRef: slip?.transRef ?? null,
+    paymentOrderId: order.id,
+    merchantId: order.merchantId,
+    amountPolicy: received === order.transferAmount ? 'exact' : 'credit_received',
+    expectedAmount: received,
+    credited: paid.credited ?? 0,
+    fee: order.fee ?? 0,
+    expectedFrom: receipt.kind === 'receivable' ? receipt.expectedFrom : null,
+    expectedTo: receipt.kind === 'receivable' ? receipt.expectedTo : null,
+    slipId: slip?.id ?? null,
+    approvalRequestId: request?.id ?? null,
+    ledgerTransactionId: paid.paidPostingId,
+  })
+  if (receipt.kind === 'line' && path !== 'attach') {
+    // The line found is this payment's: it is matched to the order and leaves the lines queue.
+    await writeDecision(trx, receipt.line, {
+      decision: 'attached',
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      paymentOrderId: order.id,
+      merchantId: order.merchantId,
+      extra: {
+        status: 'matched',
+        order_type: 'payment',
+        order_id: order.id,
+        matched_at: new Date(),
+      },
+      details: {
+        platform_order_id: order.platformOrderId,
+        claimed_by: slip ? `slip ${slip.id}` : 'mark paid',
+        found_by: receipt.how,
+        amount: receipt.line.amount,
+        credited: paid.credited,
+        fee: order.fee,
+      },
+      requestId: request?.id ?? null,
+    })
+  }
   // Decided: a frozen order marked paid leaves the frozen queue, its slip the slip queue.
   await clearAssignment(trx, 'frozen', order.platformOrderId)
   const diff = changedValues(before, paymentSnapshot(order))
@@ -198,6 +294,10 @@ export async function runMarkPaid(
     details: {
       amount: order.amount,
       transfer_amount: order.transferAmount,
+      received,
+      credited: paid.credited,
+      statement_line_id: receipt.kind === 'line' ? receipt.line.id : null,
+      receivable: receipt.kind === 'receivable',
       slip_id: slip?.id ?? null,
       approval_request_id: request?.id ?? null,
       requested_by: request?.requestedByActor ?? null,
@@ -230,6 +330,10 @@ export async function runMarkPaid(
     platform_order_id: order.platformOrderId,
     status: order.status,
     fee: order.fee,
+    credited: paid.credited,
+    received,
+    statement_line_id: receipt.kind === 'line' ? receipt.line.id : null,
+    receivable: receipt.kind === 'receivable',
     paid_at: order.paidAt?.toISO() ?? null,
     slip_id: slip?.id ?? null,
   }

@@ -45,6 +45,14 @@ export default class PaymentOrder extends BaseModel {
   @column({ consume: (value) => (value === null ? null : Number(value)) })
   declare fee: number | null
 
+  /**
+   * What the merchant was credited for before the fee, once paid: the
+   * amount, or what the bank received when an operator credited an
+   * underpayment or overpayment. The settlement moves it less the fee.
+   */
+  @column({ consume: (value) => (value === null ? null : Number(value)) })
+  declare paidAmount: number | null
+
   @column()
   declare qrcode: string | null
 

@@ -4,6 +4,8 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
 import { isFinalPayoutStatus, OPEN_PAYOUT_STATUSES, transitionPayout } from '#payouts/payout_state'
 import { postLedgerTransaction } from '#ledger/ledger'
+import { holdReleasedPosting } from '#ledger/recipes'
+import { assertHoldTransition } from '#payouts/hold_state'
 import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
@@ -58,14 +60,8 @@ export async function releasePayoutHold(payoutOrderId: number, now = DateTime.ut
       .first()
     if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
     if (order.holdExpiresAt > now) return false
-    await postLedgerTransaction(trx, {
-      kind: `${order.kind}_hold_release`,
-      reference: { type: order.kind, id: order.platformOrderId },
-      legs: [
-        { merchantId: order.merchantId, account: 'frozen', amount: -order.total },
-        { merchantId: order.merchantId, account: 'available', amount: order.total },
-      ],
-    })
+    assertHoldTransition(order.holdState, 'released')
+    await postLedgerTransaction(trx, holdReleasedPosting(order))
     order.holdState = 'released'
     await order.useTransaction(trx).save()
     await recordOrderEvent(trx, {

@@ -13,7 +13,8 @@ import {
   asDuplicateMerchantOrderId,
   reserveMerchantOrderIdStatement,
 } from '#merchants/merchant_order_ids'
-import { ledgerRefusal, postingStatements, type LedgerPosting } from '#ledger/ledger'
+import { ledgerRefusal, postingStatements } from '#ledger/ledger'
+import { holdPosting } from '#ledger/recipes'
 import { asDuplicateWithdrawal, recordWithdrawalStatement } from '#payouts/duplicate_withdrawals'
 import { InsufficientBalanceError } from '#ledger/errors'
 import { newPlatformOrderId } from '#core/order_ids'
@@ -98,15 +99,13 @@ export class CreatePayout {
           connector: connector.name,
           orderAt: now,
         })
-        const hold: LedgerPosting = {
-          kind: `${kind}_hold`,
-          reference: { type: kind, id: created.platformOrderId },
-          legs: [
-            { merchantId: merchant.id, account: 'available', amount: -(input.amount + fee) },
-            { merchantId: merchant.id, account: 'frozen', amount: input.amount + fee },
-          ],
-          nonNegative: ['available'],
-        }
+        const hold = holdPosting({
+          kind,
+          platformOrderId: created.platformOrderId,
+          merchantId: merchant.id,
+          amount: input.amount,
+          fee,
+        })
         const holdStatements = postingStatements(hold)
 
         // One round trip, ending in the COMMIT: the duplicate rule's row (a

@@ -19,20 +19,23 @@ import {
   decisionComment,
   underlyingStatus,
 } from '#payments/payment_rules'
-import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { latePaymentPosting, receivableClearedPosting } from '#ledger/recipes'
 import { recordOrderEvent } from '#core/order_events'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import { formatAmount, rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
-  assertDecidable,
+  assertLineFree,
+  assertNotAwaited,
   LINE_ID_MESSAGES,
   lineTarget,
   lockLine,
   statementLineId,
   writeDecision,
 } from '#reconciliation/line_decision'
+import { claimOfOrder, clearReceivables, insertClaim } from '#reconciliation/receipts'
 
 /** Why an operator says a statement line pays a given order. */
 export const ATTACH_LINE_REASON_CODES = [
@@ -64,7 +67,7 @@ export type AttachLinePrepared = Awaited<ReturnType<typeof prepareAttachLine>>
 
 export type AttachLineResult =
   | {
-      outcome: 'paid' | 'late_credited'
+      outcome: 'paid' | 'late_credited' | 'receivable_cleared'
       lineId: number
       order: PaymentOrder
       /** Satang put on the merchant's available balance by a late payment (null when paid). */
@@ -83,9 +86,14 @@ export type AttachLineResult =
  * - an order already closed (error is final: the late payment of an expired
  *   order) keeps its status: amount − the order's fee is credited to the
  *   merchant's available balance by a "payment_late" posting keyed by the
- *   line, and the order's timeline says so.
- * The line must hold the order's transfer_amount on the order's deposit
- * account; a wrong amount is credited or returned instead. Above the
+ *   line, and the order's timeline says so;
+ * - an order credited before its line arrived (a slip approved, marked
+ *   paid): the line is that receivable's, it clears it (no money moves to
+ *   the merchant again).
+ * Each claims the line (receipt_claims): a line, and an order, is taken
+ * once. The line must hold the order's transfer_amount (or the receivable's
+ * amount) on the order's deposit account; a wrong amount is credited or
+ * returned instead. Above the
  * merchant's platform four-eyes threshold nothing moves: an approval request
  * is opened. A second submit finds the line decided (or its request
  * pending) and is refused.
@@ -136,14 +144,37 @@ export async function prepareAttachLine(
   actor?: Actor
 ) {
   const line = await lockLine(trx, data.statement_line_id)
-  assertDecidable(line)
+  await assertLineFree(trx, line)
   const order = await lockPayment(trx, data.platform_order_id)
   const id = order.platformOrderId
+  await assertNotAwaited(trx, line, order.id)
   if (order.depositAccountId !== line.deposit_account_id) {
     throw ActionError.field(
       'platform_order_id',
       `${id} was to be paid to another deposit account than the one line #${line.id} arrived on`
     )
+  }
+  const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
+  const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
+  const credited = await claimOfOrder(trx, order.id)
+  if (credited && credited.statementLineId === null) {
+    // Credited before its line: this line clears the receivable, for its amount only.
+    if (credited.expectedAmount !== line.amount) {
+      throw ActionError.field(
+        'platform_order_id',
+        `${id} was credited before its line for ${formatAmount(credited.expectedAmount)} THB but line #${line.id} is ${formatAmount(line.amount)} THB`
+      )
+    }
+    const mode = 'clear' as const
+    return {
+      line,
+      order,
+      merchant,
+      platform,
+      mode,
+      receivable: credited,
+      target: lineTarget(line, actor),
+    }
   }
   if (order.transferAmount !== line.amount) {
     throw ActionError.field(
@@ -157,17 +188,28 @@ export async function prepareAttachLine(
     mode = 'pay'
     const markPaid = await livePendingRequest(trx, 'mark_paid', { type: 'payment', id })
     if (markPaid) throw pendingRefusal(markPaid, 'platform_order_id')
-  } else if (order.status === 'error') {
+  } else if (order.status === 'error' && !credited) {
     mode = 'late'
+  } else if (order.status === 'error') {
+    throw ActionError.field(
+      'platform_order_id',
+      `${id} was already credited late from statement line #${credited!.statementLineId}: this line is another transfer (credit the merchant or return it)`
+    )
   } else {
     throw ActionError.field(
       'platform_order_id',
       `${id} is already ${order.status}${order.status === 'freeze' ? ' (frozen after it was paid)' : ''}: this line cannot pay it again`
     )
   }
-  const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-  const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
-  return { line, order, merchant, platform, mode, target: lineTarget(line, actor) }
+  return {
+    line,
+    order,
+    merchant,
+    platform,
+    mode,
+    receivable: null,
+    target: lineTarget(line, actor),
+  }
 }
 
 /** The attachment itself, in the caller's transaction, after prepareAttachLine. */
@@ -196,28 +238,54 @@ export async function runAttachLine(
           amount: order.amount,
           reviewedBy: null,
         },
+        receipt: { kind: 'line', line, how: 'attached' },
+        claimPath: 'attach',
       },
       { platform_order_id: order.platformOrderId, reason_code: 'seen_on_statement', comment: said },
       context
     )
     fee = order.fee
+  } else if (mode === 'clear') {
+    const now = new Date()
+    await clearReceivables(
+      trx,
+      [{ claimId: prepared.receivable!.id, lineId: line.id, amount: line.amount }],
+      now
+    )
+    await postLedgerTransaction(trx, receivableClearedPosting(line, order))
+    await recordOrderEvent(trx, {
+      orderType: 'payment',
+      orderId: order.id,
+      from: order.status,
+      to: order.status,
+      actor,
+      reason:
+        `statement line #${line.id} attached: the payment credited before its line is backed by the bank` +
+        (request ? `, approval request #${request.id}` : '') +
+        `: ${data.comment}`,
+    })
   } else {
     fee = order.fee ?? rateFee(order.amount, merchant.paymentFeeRateBps)
     credited = order.amount - fee
-    const adjustment = order.transferAmount - order.amount
-    const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -line.amount }]
-    if (credited !== 0)
-      legs.push({ merchantId: merchant.id, account: 'available', amount: credited })
-    if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
-    if (adjustment !== 0) legs.push({ gateway: 'slot_adjustment', amount: adjustment })
-    await postLedgerTransaction(trx, {
-      kind: 'payment_late',
-      reference: { type: 'payment', id: order.platformOrderId },
-      // Names the line: the same line can never be credited twice, whoever tries.
-      idempotencyKey: `payment_late:statement_line:${line.id}`,
-      description: `late payment, statement line #${line.id}`,
-      legs,
-    })
+    const postingId = await postLedgerTransaction(trx, latePaymentPosting(order, line, fee))
+    // The line and the order are claimed once: a second late credit of either is refused.
+    await insertClaim(
+      trx,
+      {
+        depositAccountId: line.deposit_account_id,
+        statementLineId: line.id,
+        path: 'late_credit',
+        actor,
+        paymentOrderId: order.id,
+        merchantId: merchant.id,
+        expectedAmount: line.amount,
+        credited,
+        fee,
+        approvalRequestId: request?.id ?? null,
+        ledgerTransactionId: postingId,
+      },
+      'statement_line_id'
+    )
     await recordOrderEvent(trx, {
       orderType: 'payment',
       orderId: order.id,
@@ -238,9 +306,9 @@ export async function runAttachLine(
     paymentOrderId: order.id,
     merchantId: merchant.id,
     extra:
-      mode === 'pay'
-        ? { status: 'matched', order_type: 'payment', order_id: order.id, matched_at: new Date() }
-        : {},
+      mode === 'late'
+        ? {}
+        : { status: 'matched', order_type: 'payment', order_id: order.id, matched_at: new Date() },
     details: {
       platform_order_id: order.platformOrderId,
       merchant_id: merchant.merchantId,
@@ -253,7 +321,12 @@ export async function runAttachLine(
     requestId: request?.id ?? null,
   })
   return {
-    outcome: mode === 'pay' ? ('paid' as const) : ('late_credited' as const),
+    outcome:
+      mode === 'pay'
+        ? ('paid' as const)
+        : mode === 'clear'
+          ? ('receivable_cleared' as const)
+          : ('late_credited' as const),
     statement_line_id: line.id,
     platform_order_id: order.platformOrderId,
     order_status: order.status,

@@ -9,13 +9,15 @@ import type { RunContext } from '#approvals/approvable_actions'
 import { actOrRequestApproval } from '#approvals/approval_requests'
 import { lockMerchant } from '#merchants/merchant_rules'
 import { decisionComment } from '#payments/payment_rules'
-import { postLedgerTransaction, type LedgerLeg } from '#ledger/ledger'
+import { postLedgerTransaction } from '#ledger/ledger'
+import { lineCreditPosting } from '#ledger/recipes'
 import { validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
-import { rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
+import { insertClaim } from '#reconciliation/receipts'
 import {
-  assertDecidable,
+  assertLineFree,
+  assertNotAwaited,
   LINE_ID_MESSAGES,
   lineTarget,
   lockLine,
@@ -116,7 +118,8 @@ export async function prepareCreditLine(
   actor?: Actor
 ) {
   const line = await lockLine(trx, data.statement_line_id)
-  assertDecidable(line)
+  await assertLineFree(trx, line)
+  await assertNotAwaited(trx, line)
   // Not locked: the posting locks the merchant's balance row itself.
   const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
@@ -131,16 +134,19 @@ export async function runCreditLine(
 ) {
   const { line, merchant } = prepared
   const { actor, request } = context
-  const fee = Math.min(rateFee(line.amount, merchant.paymentFeeRateBps), line.amount)
-  const credited = line.amount - fee
-  const legs: LedgerLeg[] = [{ gateway: 'deposit_clearing', amount: -line.amount }]
-  if (credited !== 0) legs.push({ merchantId: merchant.id, account: 'available', amount: credited })
-  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
-  await postLedgerTransaction(trx, {
-    kind: 'statement_line_credit',
-    reference: { type: 'statement_line', id: String(line.id) },
-    description: `statement line #${line.id} credited to ${merchant.merchantId}`,
-    legs,
+  const { fee, credited, posting } = lineCreditPosting(line, merchant)
+  const postingId = await postLedgerTransaction(trx, posting)
+  await insertClaim(trx, {
+    depositAccountId: line.deposit_account_id,
+    statementLineId: line.id,
+    path: 'merchant_credit',
+    actor,
+    merchantId: merchant.id,
+    expectedAmount: line.amount,
+    credited,
+    fee,
+    approvalRequestId: request?.id ?? null,
+    ledgerTransactionId: postingId,
   })
   await writeDecision(trx, line, {
     decision: 'credited',

@@ -3,12 +3,15 @@ import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
+import { returnToPayerPosting } from '#ledger/recipes'
+import { insertClaim } from '#reconciliation/receipts'
 import { BANKS } from '#core/banks'
 import { validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import {
-  assertDecidable,
+  assertLineFree,
+  assertNotAwaited,
   assertNoPendingRequest,
   LINE_ID_MESSAGES,
   lockLine,
@@ -68,16 +71,21 @@ export async function returnStatementLine(input: Record<string, unknown>, actor:
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const line = await lockLine(trx, data.statement_line_id)
-      assertDecidable(line)
+      await assertLineFree(trx, line)
+      await assertNotAwaited(trx, line)
       await assertNoPendingRequest(trx, line)
-      await postLedgerTransaction(trx, {
-        kind: 'statement_line_return',
-        reference: { type: 'statement_line', id: String(line.id) },
-        description: `statement line #${line.id} returned to ${data.bank} ${data.account_no}`,
-        legs: [
-          { gateway: 'deposit_clearing', amount: -line.amount },
-          { gateway: 'payout_clearing', amount: line.amount },
-        ],
+      const postingId = await postLedgerTransaction(
+        trx,
+        returnToPayerPosting(line, { bank: data.bank, accountNo: data.account_no })
+      )
+      // The money goes back: the line is claimed by the return, and by nothing else.
+      await insertClaim(trx, {
+        depositAccountId: line.deposit_account_id,
+        statementLineId: line.id,
+        path: 'return',
+        actor,
+        expectedAmount: line.amount,
+        ledgerTransactionId: postingId,
       })
       await writeDecision(trx, line, {
         decision: 'returned',

@@ -52,6 +52,7 @@ export async function sandboxPay(input: Record<string, unknown>, actor: Actor) {
       direction: 'credit',
       amount,
       reference: order.paymentReference,
+      transRef,
       description:
         `SANDBOX TRANSFER ${transRef} FROM ${order.customerBank} X${order.customerAccountNo.slice(-4)} ${order.customerAccountName}`.slice(
           0,

@@ -171,8 +171,10 @@ function localTime(text: string, formats: string[], lineNumber: number): Date {
 
 /**
  * The gateway's own layout:
- * `date_time,direction,amount,reference,description` with date_time in GMT+7
- * (`YYYY-MM-DD HH:mm[:ss]` or ISO 8601 with an offset), direction credit|debit.
+ * `date_time,direction,amount,reference,description[,trans_ref]` with
+ * date_time in GMT+7 (`YYYY-MM-DD HH:mm[:ss]` or ISO 8601 with an offset),
+ * direction credit|debit, and the bank's transaction reference when the
+ * bank's export has it.
  */
 function neutralLine(record: Record<string, string>, lineNumber: number): ParsedStatementLine {
   const direction = record.direction?.toLowerCase()
@@ -180,6 +182,7 @@ function neutralLine(record: Record<string, string>, lineNumber: number): Parsed
     throw new StatementFormatError(`line ${lineNumber}: direction must be credit or debit`)
   }
   const description = record.description ?? ''
+  const transRef = record.trans_ref?.trim()
   return {
     lineNumber,
     lineAt: localTime(record.date_time, ['yyyy-LL-dd HH:mm:ss', 'yyyy-LL-dd HH:mm'], lineNumber),
@@ -188,6 +191,7 @@ function neutralLine(record: Record<string, string>, lineNumber: number): Parsed
     reference: record.reference?.trim()
       ? record.reference.trim().toUpperCase()
       : findReference(description),
+    transRef: transRef ? transRef.toUpperCase().slice(0, 64) : null,
     description: description.slice(0, 255),
   }
 }

@@ -4,6 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
 import {
+  AMOUNT_POLICIES,
   markPaymentPaid,
   MARK_PAID_REASON_CODES,
   type MarkPaidResult,
@@ -47,6 +48,8 @@ export const reviewSlipValidator = vine.compile(
     decision: vine.enum(['approve', 'reject'] as const),
     reason_code: vine.string().trim(),
     comment: decisionComment(),
+    /** Approving a transfer of another amount than transfer_amount (mark paid's amount_policy). */
+    amount_policy: vine.enum(AMOUNT_POLICIES).optional(),
   })
 )
 
@@ -66,8 +69,9 @@ export type ReviewSlipResult =
  *
  * - approve: marks the slip's payment successful (markPaymentPaid with the
  *   slip: open → unsettled_paid, ledger, PAID callback; the slip approved by
- *   the operator), or, above the platform's threshold, opens the approval
- *   request that will.
+ *   the operator; the slip's transfer claimed: its statement line, or a
+ *   receivable its line clears), or, above the platform's threshold, opens
+ *   the approval request that will.
  * - reject: the slip is marked rejected by the operator. When no other slip
  *   of the order waits for a decision, the order is no longer under review:
  *   plain open again (and expires as usual), or, already past its
@@ -100,6 +104,7 @@ export async function reviewSlip(
         slip_id: data.slip_id,
         reason_code: data.reason_code,
         comment: data.comment,
+        amount_policy: data.amount_policy,
       },
       actor
     )

@@ -20,7 +20,8 @@ interface LineRow {
 
 /**
  * The gateway's own records: a credit on the order's deposit account whose
- * statement reference is the slip's transaction reference. The line is on
+ * transaction reference (trans_ref: the statement's, or its reference when
+ * the layout has none) is the slip's. The line is on
  * that account's statement, so the receiver is the account itself.
  * Statement times are minute-precise; the time rule allows for it.
  */
@@ -31,7 +32,7 @@ export class StatementVerifier implements SlipVerifier {
     const line = (await db
       .from('statement_lines')
       .where('deposit_account_id', account.id)
-      .where('reference', slip.transRef)
+      .where('trans_ref', slip.transRef)
       .where('direction', 'credit')
       .orderBy('id')
       .first()) as LineRow | undefined

@@ -1,0 +1,360 @@
+import db from '@adonisjs/lucid/services/db'
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import reconciliationConfig from '#config/reconciliation'
+import { depositAccountOfCode, GATEWAY_OWNER } from '#ledger/accounts'
+import { DEPOSIT_CREDIT_KINDS } from '#ledger/recipes'
+import { formatAmount } from '#core/money'
+import { gatewayDaySql } from '#core/clock'
+import type { Actor } from '#core/actor'
+
+/**
+ * The ledger against the bank (docs/reconciliation.md, "Proving it"): what
+ * `reconcile:verify` checks, the worker runs daily and the reconciliation
+ * page shows. Read in one consistent snapshot.
+ *
+ * 1. Per deposit account and bank day: the ledger's bank account moved by
+ *    exactly what the imported statement lines say.
+ * 2. Every merchant credit from a deposit (payment paid, late payment, line
+ *    credited) is backed by exactly one claim: a statement line, or an open
+ *    receivable younger than the window.
+ * 3. No receipt is claimed twice, and a claim's line is a credit of its
+ *    account with the claimed amount; every line the matcher or an operator
+ *    gave away is claimed.
+ * 4. deposit_clearing holds exactly the unclaimed credit lines and
+ *    deposit_receivable exactly the open receivables.
+ */
+
+export type ProblemKind =
+  | 'bank_day_drift'
+  | 'bank_posting_without_day'
+  | 'unbacked_credit'
+  | 'credit_claimed_twice'
+  | 'receipt_claimed_twice'
+  | 'claim_line_mismatch'
+  | 'line_given_unclaimed'
+  | 'stale_receivable'
+  | 'receivable_line_waiting'
+  | 'clearing_drift'
+  | 'receivable_drift'
+
+export interface Problem {
+  kind: ProblemKind
+  detail: string
+  depositAccountId?: number | null
+  day?: string | null
+}
+
+/** One deposit account's bank day, as the statement lines and the ledger see it. */
+export interface BankDay {
+  depositAccountId: number
+  day: string
+  /** Satang received and sent by the lines of the day. */
+  credits: number
+  debits: number
+  /** The ledger's bank account movement of the day, as money in (credits − debits). */
+  ledgerNet: number
+}
+
+export interface OpenReceivableItem {
+  claimId: number
+  depositAccountId: number
+  platformOrderId: string | null
+  amount: number
+  claimedAt: Date
+  ageHours: number
+  stale: boolean
+}
+
+export interface ReconciliationResult {
+  ok: boolean
+  problems: Problem[]
+  days: BankDay[]
+  openReceivables: OpenReceivableItem[]
+  unclaimed: { lines: number; amount: number }
+  clearing: { deposit: number; receivable: number; payout: number }
+  windowHours: number
+}
+
+const sum = (value: unknown) => Number(value ?? 0)
+
+/**
+ * verifyReconciliation, recorded (reconciliation_runs) for the back-office:
+ * the worker's daily run and the command's. Returns the result.
+ */
+export async function runReconciliationCheck(actor: Actor) {
+  const result = await verifyReconciliation()
+  await db.table('reconciliation_runs').insert({
+    ok: result.ok,
+    problems: result.problems.length,
+    result: JSON.stringify({
+      problems: result.problems,
+      unclaimed: result.unclaimed,
+      clearing: result.clearing,
+      open_receivables: result.openReceivables.length,
+    }),
+    actor: actor.name.slice(0, 120),
+    created_at: new Date(),
+  })
+  return result
+}
+
+/** The last recorded check, if any. */
+export async function lastReconciliationRun() {
+  const row = await db.from('reconciliation_runs').orderBy('id', 'desc').first()
+  if (!row) return null
+  return {
+    ok: Boolean(row.ok),
+    problems: Number(row.problems),
+    actor: row.actor as string,
+    at: new Date(row.created_at),
+    result: typeof row.result === 'string' ? JSON.parse(row.result) : row.result,
+  }
+}
+
+export async function verifyReconciliation(
+  options: { now?: Date; windowHours?: number } = {}
+): Promise<ReconciliationResult> {
+  const now = options.now ?? new Date()
+  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  return db.transaction((trx) => check(trx, now, windowHours), {
+    isolationLevel: 'repeatable read',
+  })
+}
+
+async function check(
+  trx: TransactionClientContract,
+  now: Date,
+  windowHours: number
+): Promise<ReconciliationResult> {
+  const problems: Problem[] = []
+
+  // 1. The bank, per account and day.
+  const [lineDays] = await trx.rawQuery(
+    `SELECT deposit_account_id, ${gatewayDaySql('line_at')} AS day,
+            SUM(CASE WHEN direction = 'credit' THEN amount ELSE 0 END) AS credits,
+            SUM(CASE WHEN direction = 'debit' THEN amount ELSE 0 END) AS debits
+       FROM statement_lines GROUP BY deposit_account_id, day`
+  )
+  const [ledgerDays] = await trx.rawQuery(
+    `SELECT a.code, DATE_FORMAT(t.value_date, '%Y-%m-%d') AS day, SUM(e.amount) AS total
+       FROM ledger_entries e
+       JOIN ledger_accounts a ON a.id = e.account_id
+       JOIN ledger_transactions t ON t.id = e.transaction_id
+      WHERE a.owner = ? AND a.code LIKE 'bank:%'
+      GROUP BY a.code, day`,
+    [GATEWAY_OWNER]
+  )
+  const days = new Map<string, BankDay>()
+  const dayOf = (depositAccountId: number, day: string) => {
+    const name = `${depositAccountId}|${day}`
+    let entry = days.get(name)
+    if (!entry) {
+      entry = { depositAccountId, day, credits: 0, debits: 0, ledgerNet: 0 }
+      days.set(name, entry)
+    }
+    return entry
+  }
+  for (const row of lineDays) {
+    const entry = dayOf(Number(row.deposit_account_id), row.day)
+    entry.credits = sum(row.credits)
+    entry.debits = sum(row.debits)
+  }
+  for (const row of ledgerDays) {
+    const accountId = depositAccountOfCode(row.code)
+    if (accountId === null) continue
+    if (row.day === null) {
+      problems.push({
+        kind: 'bank_posting_without_day',
+        detail: `bank account of deposit account ${accountId} has ${formatAmount(-sum(row.total))} THB posted without a bank day`,
+        depositAccountId: accountId,
+      })
+      continue
+    }
+    // Assets carry the ledger's negative sign: money in is a negative entry.
+    dayOf(accountId, row.day).ledgerNet = -sum(row.total)
+  }
+  for (const entry of days.values()) {
+    if (entry.ledgerNet !== entry.credits - entry.debits) {
+      problems.push({
+        kind: 'bank_day_drift',
+        detail:
+          `deposit account ${entry.depositAccountId}, ${entry.day}: the statement says ` +
+          `${formatAmount(entry.credits - entry.debits)} THB net in, the ledger's bank account ${formatAmount(entry.ledgerNet)}`,
+        depositAccountId: entry.depositAccountId,
+        day: entry.day,
+      })
+    }
+  }
+
+  // 2. Every deposit credit, one claim.
+  const [credits] = await trx.rawQuery(
+    `SELECT t.id, t.kind, t.reference_type, t.reference_id, COUNT(c.id) AS claims
+       FROM ledger_transactions t
+       LEFT JOIN receipt_claims c ON c.ledger_transaction_id = t.id
+      WHERE t.kind IN (${DEPOSIT_CREDIT_KINDS.map(() => '?').join(', ')})
+      GROUP BY t.id, t.kind, t.reference_type, t.reference_id
+     HAVING COUNT(c.id) <> 1`,
+    [...DEPOSIT_CREDIT_KINDS]
+  )
+  for (const row of credits) {
+    const what = `ledger transaction ${row.id} (${row.kind}, ${row.reference_type} ${row.reference_id})`
+    problems.push(
+      Number(row.claims) === 0
+        ? {
+            kind: 'unbacked_credit',
+            detail: `${what} credits a merchant without a bank receipt or receivable`,
+          }
+        : { kind: 'credit_claimed_twice', detail: `${what} is backed by ${row.claims} claims` }
+    )
+  }
+
+  // 3. Receipts claimed once, by claims that fit their line.
+  const [twice] = await trx.rawQuery(
+    `SELECT statement_line_id, COUNT(*) AS claims, GROUP_CONCAT(id ORDER BY id) AS ids
+       FROM receipt_claims WHERE statement_line_id IS NOT NULL
+      GROUP BY statement_line_id HAVING COUNT(*) > 1`
+  )
+  for (const row of twice) {
+    problems.push({
+      kind: 'receipt_claimed_twice',
+      detail: `statement line #${row.statement_line_id} is claimed ${row.claims} times (claims ${row.ids})`,
+    })
+  }
+  const [misfits] = await trx.rawQuery(
+    `SELECT c.id, c.statement_line_id, c.deposit_account_id, c.received_amount,
+            l.deposit_account_id AS line_account, l.direction, l.amount
+       FROM receipt_claims c
+       JOIN statement_lines l ON l.id = c.statement_line_id
+      WHERE l.deposit_account_id <> c.deposit_account_id OR l.direction <> 'credit'
+         OR c.received_amount IS NULL OR l.amount <> c.received_amount`
+  )
+  for (const row of misfits) {
+    problems.push({
+      kind: 'claim_line_mismatch',
+      detail: `claim ${row.id} takes statement line #${row.statement_line_id} (${row.direction}, ${formatAmount(sum(row.amount))} THB, account ${row.line_account}) as ${formatAmount(sum(row.received_amount))} THB received on account ${row.deposit_account_id}`,
+      depositAccountId: Number(row.deposit_account_id),
+    })
+  }
+  const [given] = await trx.rawQuery(
+    `SELECT l.id, l.status, l.decision FROM statement_lines l
+      LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
+      WHERE l.direction = 'credit' AND c.id IS NULL
+        AND (l.decision IS NOT NULL OR (l.status = 'matched' AND l.order_type = 'payment'))`
+  )
+  for (const row of given) {
+    problems.push({
+      kind: 'line_given_unclaimed',
+      detail: `statement line #${row.id} is ${row.decision ?? row.status} but no claim takes it`,
+    })
+  }
+
+  // A receivable whose transfer (the slip's transaction reference) is on the
+  // statement: its line is either another claim's (the money taken twice)
+  // or waits unclaimed for the receivable (an operator attaches it).
+  const [named] = await trx.rawQuery(
+    `SELECT r.id, r.trans_ref, r.deposit_account_id, o.platform_order_id, l.id AS line_id, c.id AS taken_by
+       FROM receipt_claims r
+       JOIN statement_lines l ON l.deposit_account_id = r.deposit_account_id
+        AND l.trans_ref = r.trans_ref AND l.direction = 'credit'
+       LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
+       LEFT JOIN payment_orders o ON o.id = r.payment_order_id
+      WHERE r.statement_line_id IS NULL AND r.trans_ref IS NOT NULL`
+  )
+  for (const row of named) {
+    const owner = row.platform_order_id ?? `claim ${row.id}`
+    problems.push(
+      row.taken_by === null
+        ? {
+            kind: 'receivable_line_waiting',
+            detail: `statement line #${row.line_id} is the transfer ${row.trans_ref} that ${owner} was credited for, and waits unclaimed: attach it to ${owner}`,
+            depositAccountId: Number(row.deposit_account_id),
+          }
+        : {
+            kind: 'receipt_claimed_twice',
+            detail: `statement line #${row.line_id} is the transfer ${row.trans_ref} that ${owner} was credited for, and claim ${row.taken_by} took it too`,
+            depositAccountId: Number(row.deposit_account_id),
+          }
+    )
+  }
+
+  // Open receivables, with their age.
+  const receivables = await trx
+    .from('receipt_claims as c')
+    .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
+    .whereNull('c.statement_line_id')
+    .orderBy('c.claimed_at')
+    .select(
+      'c.id',
+      'c.deposit_account_id',
+      'c.expected_amount',
+      'c.claimed_at',
+      'o.platform_order_id'
+    )
+  const openReceivables = receivables.map((row): OpenReceivableItem => {
+    const claimedAt = new Date(row.claimed_at)
+    const ageHours = (now.getTime() - claimedAt.getTime()) / 3_600_000
+    return {
+      claimId: Number(row.id),
+      depositAccountId: Number(row.deposit_account_id),
+      platformOrderId: row.platform_order_id ?? null,
+      amount: sum(row.expected_amount),
+      claimedAt,
+      ageHours,
+      stale: ageHours > windowHours,
+    }
+  })
+  for (const item of openReceivables.filter((receivable) => receivable.stale)) {
+    problems.push({
+      kind: 'stale_receivable',
+      detail: `${item.platformOrderId ?? `claim ${item.claimId}`} was credited ${formatAmount(item.amount)} THB ${Math.floor(item.ageHours)} h ago and its bank line has not arrived (window ${windowHours} h)`,
+      depositAccountId: item.depositAccountId,
+    })
+  }
+
+  // 4. Clearing accounts hold the listed open items, nothing else.
+  const [[unclaimedRow]] = await trx.rawQuery(
+    `SELECT COUNT(*) AS line_count, COALESCE(SUM(l.amount), 0) AS amount FROM statement_lines l
+      LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
+      WHERE l.direction = 'credit' AND c.id IS NULL`
+  )
+  const unclaimed = { lines: Number(unclaimedRow.line_count), amount: sum(unclaimedRow.amount) }
+  const balances = await trx
+    .from('ledger_entries as e')
+    .join('ledger_accounts as a', 'a.id', 'e.account_id')
+    .where('a.owner', GATEWAY_OWNER)
+    .whereIn('a.code', ['deposit_clearing', 'deposit_receivable', 'payout_clearing'])
+    .groupBy('a.code')
+    .select('a.code')
+    .sum('e.amount as total')
+  const balanceOf = (code: string) => sum(balances.find((row) => row.code === code)?.total)
+  const clearing = {
+    deposit: balanceOf('deposit_clearing'),
+    receivable: balanceOf('deposit_receivable'),
+    payout: balanceOf('payout_clearing'),
+  }
+  if (clearing.deposit !== unclaimed.amount) {
+    problems.push({
+      kind: 'clearing_drift',
+      detail: `deposit_clearing holds ${formatAmount(clearing.deposit)} THB; the ${unclaimed.lines} unclaimed credit lines are ${formatAmount(unclaimed.amount)} THB`,
+    })
+  }
+  const owed = openReceivables.reduce((total, item) => total + item.amount, 0)
+  if (clearing.receivable !== -owed) {
+    problems.push({
+      kind: 'receivable_drift',
+      detail: `deposit_receivable holds ${formatAmount(-clearing.receivable)} THB; the ${openReceivables.length} open receivables are ${formatAmount(owed)} THB`,
+    })
+  }
+
+  return {
+    ok: problems.length === 0,
+    problems,
+    days: [...days.values()].sort(
+      (a, b) => a.depositAccountId - b.depositAccountId || a.day.localeCompare(b.day)
+    ),
+    openReceivables,
+    unclaimed,
+    clearing,
+    windowHours,
+  }
+}
