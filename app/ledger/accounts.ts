@@ -34,6 +34,8 @@ export const GATEWAY_ACCOUNTS = [
   'slot_adjustment',
   /** Operator adjustments and opening balances, always with an audit entry. */
   'adjustments',
+  /** Debits the bank took that no transfer explains (charges), as an operator recorded them. */
+  'bank_charges',
 ] as const
 
 export type GatewayAccountCode = (typeof GATEWAY_ACCOUNTS)[number]

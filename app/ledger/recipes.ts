@@ -308,6 +308,22 @@ export function holdConsumedPosting(
   }
 }
 
+/**
+ * A debit line no transfer accounts for, explained by an operator (a bank
+ * charge): the money the import moved out of the bank is the gateway's cost.
+ */
+export function bankChargePosting(line: { id: number; amount: number }): LedgerPosting {
+  return {
+    kind: 'bank_charge',
+    reference: { type: 'statement_line', id: String(line.id) },
+    description: `statement line #${line.id}: a debit explained by an operator`,
+    legs: [
+      { gateway: 'payout_clearing', amount: line.amount },
+      { gateway: 'bank_charges', amount: -line.amount },
+    ],
+  }
+}
+
 /** An operator's opening balance or correction: from the adjustments account, always audited. */
 export function adjustmentPosting(adjustment: {
   merchantId: number

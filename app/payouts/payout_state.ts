@@ -4,6 +4,7 @@ import Merchant from '#merchants/models/merchant'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { holdConsumedPosting, holdReturnedPosting } from '#ledger/recipes'
 import { consumedFrom, returnMovesMoney } from '#payouts/hold_state'
+import { recordPayoutSent } from '#payouts/payout_confirmations'
 import { writePayoutCallback } from '#callbacks/outbox'
 import { changedPayoutEventStatement, recordOrderEvent } from '#core/order_events'
 import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
@@ -74,6 +75,13 @@ export interface PayoutChange {
   connectorReference?: string
   /** → a failed status: the machine-readable cause (account_closed, ...). */
   failureReason?: string
+  /**
+   * → success: who says the money left the bank: the debit line that
+   * confirms it (a bulk-file payout's statement), the bank's API (default),
+   * or an operator. Without a line the transfer is an open item until its
+   * debit line arrives.
+   */
+  sentBy?: 'connector' | 'by_hand' | { line: { id: number; depositAccountId: number } }
   now?: DateTime
 }
 
@@ -84,7 +92,7 @@ export interface PayoutChange {
  *
  * - success: the hold is consumed (amount + fee leave frozen; after the hold
  *   timeout they leave balance instead, even below zero: the bank has paid);
- *   SUCCESS callback.
+ *   SUCCESS callback; the transfer recorded for its debit line to confirm.
  * - failed, error, cancelled, rejected: a hold still held returns to balance
  *   (after the timeout it already has); FAIL callback.
  */
@@ -104,6 +112,14 @@ export async function transitionPayout(
     postHold = consumeHold(trx, order, merchant)
     order.doneAt = now
     await writePayoutCallback(trx, order, merchant, 'SUCCESS', now.toJSDate())
+    const sentBy = change.sentBy ?? 'connector'
+    await recordPayoutSent(trx, {
+      payoutOrderId: order.id,
+      amount: order.amount,
+      path: typeof sentBy === 'string' ? sentBy : 'bank_line',
+      actor: change.actor,
+      line: typeof sentBy === 'string' ? null : sentBy.line,
+    })
   } else if (isFinalPayoutStatus(change.to)) {
     const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
     postHold = returnHold(trx, order)

@@ -18,7 +18,7 @@ import { findCandidates, judgeLine, receivableNamedBy, toLineRow } from '#reconc
  */
 export const LINE_DECISION_KIND = 'line_decision'
 
-export type LineDecision = 'attached' | 'credited' | 'returned'
+export type LineDecision = 'attached' | 'credited' | 'returned' | 'explained'
 
 /** A statement line row as the deciding actions read it (locked). */
 export interface StatementLineRow {
@@ -175,6 +175,14 @@ export interface DecisionWrite {
   requestId?: number | null
 }
 
+/** The audit action of each decision. */
+const DECISION_ACTIONS: Record<LineDecision, string> = {
+  attached: 'attach',
+  credited: 'credit',
+  returned: 'return',
+  explained: 'explain',
+}
+
 /**
  * Writes the decision on the (locked) line, its audit row, and takes the line
  * out of the queue (its assignment goes): in the deciding transaction.
@@ -212,7 +220,7 @@ export async function writeDecision(
   Object.assign(line, columns)
   const reason: Reason = { code: write.reason.code, comment: write.reason.comment }
   await recordAudit(trx, write.actor, {
-    action: `statement_line.${write.decision === 'attached' ? 'attach' : write.decision === 'credited' ? 'credit' : 'return'}`,
+    action: `statement_line.${DECISION_ACTIONS[write.decision]}`,
     target: { type: 'statement_line', id: String(line.id) },
     before,
     after: lineSnapshot(line),

@@ -24,6 +24,11 @@ import {
   type ReceivableClearing,
 } from '#reconciliation/line_payments'
 import { openReceivables, type OpenReceivable } from '#reconciliation/receipts'
+import {
+  confirmWithLine,
+  openConfirmations,
+  type PayoutConfirmation,
+} from '#payouts/payout_confirmations'
 
 export type MatchResult = 'matched' | 'unmatched' | 'late' | 'skipped'
 
@@ -93,6 +98,12 @@ export interface Candidates {
    * line arrived, waiting for it (one is cleared by one line at most).
    */
   receivables: OpenReceivable[]
+  /**
+   * Open transfers out a debit line could confirm: payouts named by the
+   * lines that succeeded without their line, returns to payers waiting on
+   * the lines' accounts.
+   */
+  confirmations: PayoutConfirmation[]
 }
 
 /** What the rules decide for one line. */
@@ -101,6 +112,8 @@ export type Judgement =
   | { result: 'matched'; payout: PayoutOrder }
   /** The line of a payment credited before it: it clears the receivable. */
   | { result: 'matched'; receivable: OpenReceivable }
+  /** The debit of a transfer already made (a payout, a return): it confirms it. */
+  | { result: 'matched'; confirmation: PayoutConfirmation; payout?: PayoutOrder }
   | {
       result: 'unmatched' | 'late'
       note: string
@@ -132,12 +145,35 @@ const key = (accountId: number, value: string | number) => `${accountId}|${value
 export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
   if (isPayoutReference(line.reference)) {
     const payout = candidates.payouts.get(line.reference)
+    const sent = payout && line.direction === 'debit' && sentWithoutLine(payout, candidates)
+    if (sent) {
+      return sent.amount === line.amount
+        ? { result: 'matched', confirmation: sent, payout }
+        : { result: 'unmatched', note: `${line.reference}: sent ${sent.amount} satang` }
+    }
     if (!payout || payout.connector !== 'bulk_file' || payout.status !== 'pending') {
       return { result: 'unmatched', note: `${line.reference}: no pending bulk-file payout` }
     }
     return { result: 'matched', payout }
   }
-  if (line.direction === 'debit') return { result: 'unmatched', note: NO_ORDER_NOTE.debit }
+  if (line.direction === 'debit') {
+    // A return to a payer, made in the bank's portal: its debit carries no reference of ours.
+    const returns = candidates.confirmations.filter(
+      (confirmation) =>
+        confirmation.path === 'return' &&
+        confirmation.statementLineId === null &&
+        confirmation.depositAccountId === line.deposit_account_id &&
+        confirmation.amount === line.amount
+    )
+    if (returns.length === 1) return { result: 'matched', confirmation: returns[0] }
+    if (returns.length > 1) {
+      return {
+        result: 'unmatched',
+        note: `the returns of lines ${returns.map((r) => `#${r.returnedLineId}`).join(' and ')} both send this amount`,
+      }
+    }
+    return { result: 'unmatched', note: NO_ORDER_NOTE.debit }
+  }
 
   const named = namedOrder(line, candidates)
   const owed = receivableNamedBy(line, candidates)
@@ -184,6 +220,15 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
     }
   }
   return { result: 'matched', order }
+}
+
+/** The payout's open transfer (it succeeded, its debit line has not come), if any. */
+function sentWithoutLine(payout: PayoutOrder, candidates: Candidates) {
+  if (payout.status !== 'success') return undefined
+  return candidates.confirmations.find(
+    (confirmation) =>
+      confirmation.payoutOrderId === payout.id && confirmation.statementLineId === null
+  )
 }
 
 function namedOrder(line: LineRow, candidates: Candidates) {
@@ -307,18 +352,23 @@ export async function findCandidates(
     expired: new Map(),
     payouts: new Map(),
     receivables: [],
+    confirmations: [],
   }
   const payoutRefs = new Set<string>()
   const refs = new Set<string>()
   const accounts = new Set<number>()
   const creditAmounts = new Set<number>()
   const credits: LineRow[] = []
+  const debitAccounts = new Set<number>()
   for (const line of lines) {
     if (isPayoutReference(line.reference)) {
       payoutRefs.add(line.reference)
       continue
     }
-    if (line.direction !== 'credit') continue
+    if (line.direction !== 'credit') {
+      debitAccounts.add(line.deposit_account_id)
+      continue
+    }
     credits.push(line)
     accounts.add(line.deposit_account_id)
     creditAmounts.add(line.amount)
@@ -410,6 +460,16 @@ export async function findCandidates(
     )
     for (const payout of payouts) candidates.payouts.set(payout.platformOrderId, payout)
   }
+  candidates.confirmations = await openConfirmations(
+    client,
+    {
+      payoutOrderIds: [...candidates.payouts.values()]
+        .filter((payout) => payout.status === 'success')
+        .map((payout) => payout.id),
+      accountIds: [...debitAccounts],
+    },
+    options
+  )
   return candidates
 }
 
@@ -499,7 +559,10 @@ export async function settleLines(
   const clearings: ReceivableClearing[] = []
   for (const line of lines) {
     const judgement = judgeLine(line, candidates)
-    if ('payout' in judgement) {
+    if ('confirmation' in judgement) {
+      await confirmWithLine(trx, judgement.confirmation, line)
+      await confirmedLine(trx, line, judgement.confirmation, judgement.payout)
+    } else if ('payout' in judgement) {
       await settlePayoutLine(trx, line, judgement.payout)
     } else if ('receivable' in judgement) {
       // Cleared in memory now: the next line of the batch finds it taken.
@@ -575,6 +638,27 @@ async function closeSlipsPaidByStatement(
   }
 }
 
+/** A debit line that confirmed a transfer already made: matched to its payout, or noted as a return. */
+async function confirmedLine(
+  trx: TransactionClientContract,
+  line: LineRow,
+  confirmation: PayoutConfirmation,
+  payout: PayoutOrder | undefined
+) {
+  if (payout) {
+    await markMatched(trx, [{ lineId: line.id, orderType: payout.kind, orderId: payout.id }])
+    return
+  }
+  await trx
+    .from('statement_lines')
+    .where('id', line.id)
+    .update({
+      status: 'matched',
+      note: `return of statement line #${confirmation.returnedLineId}`,
+      matched_at: new Date(),
+    })
+}
+
 async function settlePayoutLine(trx: TransactionClientContract, line: LineRow, order: PayoutOrder) {
   const outcome =
     line.direction === 'debit'
@@ -583,6 +667,8 @@ async function settlePayoutLine(trx: TransactionClientContract, line: LineRow, o
   await completePayout(order.id, outcome, {
     client: trx,
     reason: `statement line ${line.id}`,
+    // The statement itself says the money left: confirmed by this line.
+    sentBy: { line: { id: line.id, depositAccountId: line.deposit_account_id } },
   })
   // Final now: another line naming it finds no pending payout.
   order.status = outcome.success ? 'success' : 'failed'

@@ -34,6 +34,10 @@ export type ProblemKind =
   | 'line_given_unclaimed'
   | 'stale_receivable'
   | 'receivable_line_waiting'
+  | 'unexplained_debit'
+  | 'transfer_unrecorded'
+  | 'debit_mismatch'
+  | 'payout_clearing_drift'
   | 'clearing_drift'
   | 'receivable_drift'
 
@@ -65,11 +69,24 @@ export interface OpenReceivableItem {
   stale: boolean
 }
 
+/** A transfer out (a payout, a return to a payer) whose debit line has not come yet. */
+export interface OpenTransferItem {
+  confirmationId: number
+  path: string
+  platformOrderId: string | null
+  returnedLineId: number | null
+  amount: number
+  createdAt: Date
+  ageHours: number
+}
+
 export interface ReconciliationResult {
   ok: boolean
   problems: Problem[]
   days: BankDay[]
   openReceivables: OpenReceivableItem[]
+  openTransfers: OpenTransferItem[]
+  unexplainedDebits: { lines: number; amount: number }
   unclaimed: { lines: number; amount: number }
   clearing: { deposit: number; receivable: number; payout: number }
   windowHours: number
@@ -346,6 +363,17 @@ async function check(
     })
   }
 
+  // 5. Money out: every debit line accounted for, every transfer recorded.
+  const money = await moneyOut(trx, now)
+  problems.push(...money.problems)
+  const waiting = money.openTransfers.reduce((total, item) => total + item.amount, 0)
+  if (clearing.payout !== waiting - money.unexplained.amount) {
+    problems.push({
+      kind: 'payout_clearing_drift',
+      detail: `payout_clearing holds ${formatAmount(clearing.payout)} THB; the ${money.openTransfers.length} transfers waiting for their debit line are ${formatAmount(waiting)} THB and the ${money.unexplained.lines} unexplained debits ${formatAmount(money.unexplained.amount)} THB`,
+    })
+  }
+
   return {
     ok: problems.length === 0,
     problems,
@@ -353,8 +381,84 @@ async function check(
       (a, b) => a.depositAccountId - b.depositAccountId || a.day.localeCompare(b.day)
     ),
     openReceivables,
+    openTransfers: money.openTransfers,
+    unexplainedDebits: money.unexplained,
     unclaimed,
     clearing,
     windowHours,
   }
+}
+
+/**
+ * Money out (docs/reconciliation.md, "Money out"): debit lines no transfer
+ * or explanation accounts for, payouts and returns that left no record, and
+ * the transfers still waiting for their debit line.
+ */
+async function moneyOut(trx: TransactionClientContract, now: Date) {
+  const problems: Problem[] = []
+  const [debits] = await trx.rawQuery(
+    `SELECT l.id, l.deposit_account_id, l.amount, l.line_at FROM statement_lines l
+      LEFT JOIN payout_confirmations p ON p.statement_line_id = l.id
+      WHERE l.direction = 'debit' AND p.id IS NULL ORDER BY l.id`
+  )
+  let amount = 0
+  for (const row of debits) {
+    amount += sum(row.amount)
+    problems.push({
+      kind: 'unexplained_debit',
+      detail: `statement line #${row.id}: ${formatAmount(sum(row.amount))} THB left deposit account ${row.deposit_account_id} and no payout, return or explanation accounts for it`,
+      depositAccountId: Number(row.deposit_account_id),
+    })
+  }
+  const [unrecorded] = await trx.rawQuery(
+    `SELECT t.id, t.kind, t.reference_id FROM ledger_transactions t
+      WHERE (t.kind IN ('withdraw_success', 'settlement_success') AND NOT EXISTS (
+               SELECT 1 FROM payout_orders o JOIN payout_confirmations p ON p.payout_order_id = o.id
+                WHERE o.platform_order_id = t.reference_id))
+         OR (t.kind = 'statement_line_return' AND NOT EXISTS (
+               SELECT 1 FROM payout_confirmations p WHERE p.returned_line_id = t.reference_id))`
+  )
+  for (const row of unrecorded) {
+    problems.push({
+      kind: 'transfer_unrecorded',
+      detail: `ledger transaction ${row.id} (${row.kind}, ${row.reference_id}) sends money out with no transfer recorded for its debit line`,
+    })
+  }
+  const [misfits] = await trx.rawQuery(
+    `SELECT p.id, p.statement_line_id, p.amount, l.amount AS line_amount, l.direction
+       FROM payout_confirmations p JOIN statement_lines l ON l.id = p.statement_line_id
+      WHERE l.direction <> 'debit' OR l.amount <> p.amount`
+  )
+  for (const row of misfits) {
+    problems.push({
+      kind: 'debit_mismatch',
+      detail: `statement line #${row.statement_line_id} (${row.direction}, ${formatAmount(sum(row.line_amount))} THB) confirms a transfer of ${formatAmount(sum(row.amount))} THB`,
+    })
+  }
+  const open = await trx
+    .from('payout_confirmations as p')
+    .leftJoin('payout_orders as o', 'o.id', 'p.payout_order_id')
+    .whereNull('p.statement_line_id')
+    .orderBy('p.created_at')
+    .select(
+      'p.id',
+      'p.path',
+      'p.amount',
+      'p.created_at',
+      'p.returned_line_id',
+      'o.platform_order_id'
+    )
+  const openTransfers = open.map((row): OpenTransferItem => {
+    const createdAt = new Date(row.created_at)
+    return {
+      confirmationId: Number(row.id),
+      path: row.path,
+      platformOrderId: row.platform_order_id ?? null,
+      returnedLineId: row.returned_line_id === null ? null : Number(row.returned_line_id),
+      amount: sum(row.amount),
+      createdAt,
+      ageHours: (now.getTime() - createdAt.getTime()) / 3_600_000,
+    }
+  })
+  return { problems, openTransfers, unexplained: { lines: debits.length, amount } }
 }

@@ -2,6 +2,7 @@ import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import { upgradeReceipts } from '#database/migrations/1763700000101_receipts_for_existing_money'
+import { upgradePayoutConfirmations } from '#database/migrations/1763700000102_payout_confirmations'
 import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
 import { expirePayment } from '#payments/actions/expire_payment'
 import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
@@ -37,6 +38,7 @@ async function asBeforeTheUpgrade() {
       .select('id')
   )
   await db.from('receipt_claims').delete()
+  await db.from('payout_confirmations').delete()
   if (added.length > 0) {
     await db.from('ledger_entries').whereIn('transaction_id', added).delete()
     await db.from('ledger_transactions').whereIn('id', added).delete()
@@ -112,10 +114,17 @@ test.group('upgrading an installation with money already moved', (group) => {
     assert.isFalse((await verifyReconciliation()).ok, 'but not with the bank')
 
     await upgradeReceipts(db.connection())
+    await upgradePayoutConfirmations(db.connection())
     await upgradeReceipts(db.connection()) // idempotent
+    await upgradePayoutConfirmations(db.connection())
     const report = await verifyReconciliation()
     assert.deepEqual(report.problems, [])
     assert.lengthOf(report.openReceivables, 1)
+    // The line returned to its payer: its transfer waits for the debit line.
+    assert.deepEqual(
+      report.openTransfers.map((item) => [item.path, item.returnedLineId]),
+      [['return', returned.id]]
+    )
     assert.equal(report.openReceivables[0].platformOrderId, markedPaid.platformOrderId)
     assert.equal(report.unclaimed.amount, 5_500)
     const paths = (await db.from('receipt_claims').orderBy('id').select('path')).map((r) => r.path)

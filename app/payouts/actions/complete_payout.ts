@@ -2,7 +2,12 @@ import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
-import { isFinalPayoutStatus, OPEN_PAYOUT_STATUSES, transitionPayout } from '#payouts/payout_state'
+import {
+  isFinalPayoutStatus,
+  OPEN_PAYOUT_STATUSES,
+  transitionPayout,
+  type PayoutChange,
+} from '#payouts/payout_state'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { holdReleasedPosting } from '#ledger/recipes'
 import { assertHoldTransition } from '#payouts/hold_state'
@@ -27,6 +32,7 @@ export async function completePayout(
     client?: TransactionClientContract
     actor?: Actor
     reason?: string
+    sentBy?: PayoutChange['sentBy']
   } = {}
 ) {
   const run = <T>(work: (trx: TransactionClientContract) => Promise<T>) =>
@@ -42,6 +48,7 @@ export async function completePayout(
       actor: options.actor ?? SYSTEM,
       reason: options.reason ?? (outcome.success ? 'the bank confirmed the transfer' : null),
       failureReason: outcome.success ? undefined : outcome.reason,
+      sentBy: options.sentBy,
       now: options.now,
     })
     return true

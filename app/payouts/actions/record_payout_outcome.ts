@@ -55,7 +55,8 @@ export async function recordPayoutOutcome(input: Record<string, unknown>, actor:
     await completePayout(
       order.id,
       data.outcome === 'success' ? { success: true } : { success: false, reason: data.reason! },
-      { client: trx, actor }
+      // An operator's word: the transfer is an open item until its debit line arrives.
+      { client: trx, actor, sentBy: 'by_hand' }
     )
     const completed = await PayoutOrder.query({ client: trx }).where('id', order.id).firstOrFail()
     const diff = changedValues(before, payoutSnapshot(completed))

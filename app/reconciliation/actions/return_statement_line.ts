@@ -5,6 +5,7 @@ import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { returnToPayerPosting } from '#ledger/recipes'
 import { insertClaim } from '#reconciliation/receipts'
+import { recordReturnToSend } from '#payouts/payout_confirmations'
 import { BANKS } from '#core/banks'
 import { validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -86,6 +87,13 @@ export async function returnStatementLine(input: Record<string, unknown>, actor:
         actor,
         expectedAmount: line.amount,
         ledgerTransactionId: postingId,
+      })
+      // The transfer back is made in the bank's portal: its debit line confirms it.
+      await recordReturnToSend(trx, {
+        lineId: line.id,
+        depositAccountId: line.deposit_account_id,
+        amount: line.amount,
+        actor,
       })
       await writeDecision(trx, line, {
         decision: 'returned',
