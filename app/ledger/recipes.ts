@@ -240,6 +240,42 @@ export function receivableClearedPosting(
   }
 }
 
+/**
+ * The line of a payment credited before it brought another amount than the
+ * receivable expected, and an operator credits what arrived: the receipt
+ * settles the receivable, and the merchant's credit, fee and slot
+ * adjustment move from what was credited on the slip's word to what the
+ * line received (the merchant's balance goes down for a short transfer).
+ */
+export function receivableSettledPosting(settlement: {
+  line: { id: number; amount: number }
+  order: { merchantId: number; platformOrderId: string }
+  expected: number
+  before: { creditedBase: number; fee: number }
+  after: { creditedBase: number; fee: number }
+  account: 'unsettled' | 'available'
+}): LedgerPosting {
+  const { line, before, after, expected } = settlement
+  const net = after.creditedBase - after.fee - (before.creditedBase - before.fee)
+  const fee = after.fee - before.fee
+  const slot = line.amount - after.creditedBase - (expected - before.creditedBase)
+  const legs: LedgerLeg[] = [
+    { gateway: 'deposit_clearing', amount: -line.amount },
+    { gateway: 'deposit_receivable', amount: expected },
+  ]
+  if (net !== 0)
+    legs.push({ merchantId: settlement.order.merchantId, account: settlement.account, amount: net })
+  if (fee !== 0) legs.push({ gateway: 'fee_revenue', amount: fee })
+  if (slot !== 0) legs.push({ gateway: 'slot_adjustment', amount: slot })
+  return {
+    kind: 'receivable_cleared',
+    reference: { type: 'payment', id: settlement.order.platformOrderId },
+    idempotencyKey: `receivable_cleared:statement_line:${line.id}`,
+    description: `statement line #${line.id} received ${line.amount} satang for ${settlement.order.platformOrderId}, ${expected} expected`,
+    legs,
+  }
+}
+
 interface PayoutTerms {
   kind: 'withdraw' | 'settlement'
   platformOrderId: string

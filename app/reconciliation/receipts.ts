@@ -360,14 +360,29 @@ export type OpenReceivable = Awaited<ReturnType<typeof openReceivables>>[number]
  */
 export async function clearReceivables(
   trx: TransactionClientContract,
-  clearings: Array<{ claimId: number; lineId: number; amount: number }>,
+  clearings: Array<{
+    claimId: number
+    lineId: number
+    amount: number
+    /** The credit corrected to what the line received (amount policy credit_received). */
+    credit?: { credited: number; fee: number }
+  }>,
   now = new Date()
 ) {
   for (const clearing of clearings) {
+    const corrected = clearing.credit
+      ? ", credited = ?, fee = ?, amount_policy = 'credit_received'"
+      : ''
     const [result] = await trx.rawQuery(
-      `UPDATE receipt_claims SET statement_line_id = ?, received_amount = ?, cleared_at = ?
+      `UPDATE receipt_claims SET statement_line_id = ?, received_amount = ?, cleared_at = ?${corrected}
         WHERE id = ? AND statement_line_id IS NULL`,
-      [clearing.lineId, clearing.amount, now, clearing.claimId]
+      [
+        clearing.lineId,
+        clearing.amount,
+        now,
+        ...(clearing.credit ? [clearing.credit.credited, clearing.credit.fee] : []),
+        clearing.claimId,
+      ]
     )
     if (Number(result.affectedRows) !== 1) {
       throw new Error(`receivable ${clearing.claimId} was cleared by another line meanwhile`)

@@ -277,6 +277,77 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     await assertReconciled(assert)
   })
 
+  test('approved on the slip for 500.00, its line brings 480.00: never credited twice, corrected to what arrived', async ({
+    assert,
+  }) => {
+    const { who, account, alice } = await setUp(null)
+    const order = await transferOrder(who, '500.00')
+    const transRef = sandboxTransRef()
+    const { slip } = await uploadSlip({
+      order,
+      image: await sandboxSlip({ transRef, amount: order.transferAmount }),
+      source: 'payment_page',
+      actor: { name: 'customer' },
+    })
+    await reviewSlip({ slip_id: slip.id, ...APPROVE }, alice)
+    assert.equal(await credited(who), 49_250)
+
+    const imported = await importStatement(
+      {
+        deposit_account_id: account.id,
+        file_name: 'short.csv',
+        content:
+          'date_time,direction,amount,reference,description,trans_ref\n' +
+          `${formatGatewayDateTime(new Date())},credit,480.00,,TRANSFER FROM SCB X7890,${transRef}\n`,
+      },
+      TEST_ACTOR
+    )
+    const line = await db
+      .from('statement_lines')
+      .where('import_id', imported.importId)
+      .firstOrFail()
+    assert.equal(line.status, 'unmatched')
+    assert.equal(
+      line.note,
+      `${order.platformOrderId} was credited before its line, for 50000 satang`
+    )
+
+    const elsewhere = await refusal(
+      creditMerchantFromLine(
+        { statement_line_id: Number(line.id), merchant_id: who.merchantId, ...CREDIT },
+        alice
+      )
+    )
+    assert.include(
+      elsewhere.message,
+      `is the bank line of ${order.platformOrderId}, which was credited before its line arrived`
+    )
+    const attach = {
+      statement_line_id: Number(line.id),
+      platform_order_id: order.platformOrderId,
+      reason_code: 'customer_confirmed',
+      comment: 'the short transfer of the slip',
+    }
+    const unsaid = await refusal(attachStatementLine(attach, alice))
+    assert.equal(
+      byField(unsaid).amount_policy,
+      `${order.platformOrderId} was credited 492.50 THB for 500.00 THB expected, but line #${line.id} received 480.00 THB: credit what was received (472.80 THB after the fee of 7.20; the merchant's balance moves by -19.70 THB)`
+    )
+    const attached = await attachStatementLine(
+      { ...attach, amount_policy: 'credit_received' },
+      alice
+    )
+    assert.equal(attached.outcome, 'receivable_cleared')
+    // 480.00 received, 472.80 credited: what arrived less the fee, once.
+    assert.equal(await credited(who), 47_280)
+    await order.refresh()
+    assert.equal(order.paidAmount, 48_000)
+    assert.equal(order.fee, 720)
+    await settlePayment(order.id)
+    assert.equal((await readMerchantBalance(who.merchant.id)).balance, 47_280)
+    await assertReconciled(assert)
+  })
+
   test('one transfer’s slip uploaded for two orders: the second approval is refused', async ({
     assert,
   }) => {

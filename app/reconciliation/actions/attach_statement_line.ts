@@ -12,7 +12,7 @@ import {
   livePendingRequest,
   pendingRefusal,
 } from '#approvals/approval_requests'
-import { runMarkPaid } from '#payments/actions/mark_payment_paid'
+import { AMOUNT_POLICIES, runMarkPaid } from '#payments/actions/mark_payment_paid'
 import {
   lockPayment,
   paymentOrderId,
@@ -20,7 +20,12 @@ import {
   underlyingStatus,
 } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
-import { latePaymentPosting, receivableClearedPosting } from '#ledger/recipes'
+import {
+  latePaymentPosting,
+  paymentCredit,
+  receivableClearedPosting,
+  receivableSettledPosting,
+} from '#ledger/recipes'
 import { recordOrderEvent } from '#core/order_events'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -51,6 +56,11 @@ const schema = vine.object({
   platform_order_id: vine.any().use(paymentOrderId()),
   reason_code: vine.enum(ATTACH_LINE_REASON_CODES),
   comment: decisionComment(),
+  /**
+   * Attaching the line of a payment credited before it for another amount:
+   * the credit becomes what the line received (mark paid's amount_policy).
+   */
+  amount_policy: vine.enum(AMOUNT_POLICIES).optional(),
 })
 
 export const attachStatementLineValidator = vine.compile(schema)
@@ -158,11 +168,15 @@ export async function prepareAttachLine(
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
   const credited = await claimOfOrder(trx, order.id)
   if (credited && credited.statementLineId === null) {
-    // Credited before its line: this line clears the receivable, for its amount only.
-    if (credited.expectedAmount !== line.amount) {
+    // Credited before its line: this line clears the receivable. Another
+    // amount than expected changes the credit to what arrived, by decision.
+    if (credited.expectedAmount !== line.amount && data.amount_policy !== 'credit_received') {
+      const now = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
       throw ActionError.field(
-        'platform_order_id',
-        `${id} was credited before its line for ${formatAmount(credited.expectedAmount)} THB but line #${line.id} is ${formatAmount(line.amount)} THB`
+        'amount_policy',
+        `${id} was credited ${formatAmount(credited.credited)} THB for ${formatAmount(credited.expectedAmount)} THB expected, ` +
+          `but line #${line.id} received ${formatAmount(line.amount)} THB: credit what was received ` +
+          `(${formatAmount(now.credited)} THB after the fee of ${formatAmount(now.fee)}; the merchant's balance moves by ${formatAmount(now.credited - credited.credited)} THB)`
       )
     }
     const mode = 'clear' as const
@@ -246,13 +260,42 @@ export async function runAttachLine(
     )
     fee = order.fee
   } else if (mode === 'clear') {
-    const now = new Date()
+    const receivable = prepared.receivable!
+    let settled: ReturnType<typeof paymentCredit> | null = null
+    if (receivable.expectedAmount === line.amount) {
+      await postLedgerTransaction(trx, receivableClearedPosting(line, order))
+    } else {
+      // What arrived decides: the credit given on the slip's word is corrected.
+      settled = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
+      await postLedgerTransaction(
+        trx,
+        receivableSettledPosting({
+          line,
+          order,
+          expected: receivable.expectedAmount,
+          before: { creditedBase: order.paidAmount ?? order.amount, fee: order.fee ?? 0 },
+          after: settled,
+          account: underlyingStatus(order) === 'settled_paid' ? 'available' : 'unsettled',
+        })
+      )
+      order.paidAmount = settled.creditedBase
+      order.fee = settled.fee
+      await order.useTransaction(trx).save()
+      credited = settled.credited
+      fee = settled.fee
+    }
     await clearReceivables(
       trx,
-      [{ claimId: prepared.receivable!.id, lineId: line.id, amount: line.amount }],
-      now
+      [
+        {
+          claimId: receivable.id,
+          lineId: line.id,
+          amount: line.amount,
+          credit: settled ? { credited: settled.credited, fee: settled.fee } : undefined,
+        },
+      ],
+      new Date()
     )
-    await postLedgerTransaction(trx, receivableClearedPosting(line, order))
     await recordOrderEvent(trx, {
       orderType: 'payment',
       orderId: order.id,
@@ -261,6 +304,9 @@ export async function runAttachLine(
       actor,
       reason:
         `statement line #${line.id} attached: the payment credited before its line is backed by the bank` +
+        (settled
+          ? ` for ${formatAmount(line.amount)} THB received: credit corrected to ${formatAmount(settled.credited)} THB (fee ${formatAmount(settled.fee)})`
+          : '') +
         (request ? `, approval request #${request.id}` : '') +
         `: ${data.comment}`,
     })
