@@ -276,6 +276,35 @@ export function receivableSettledPosting(settlement: {
   }
 }
 
+/**
+ * A payment credited before its bank line, whose line never came: the
+ * credit is taken back from the merchant (unsettled, or available when it
+ * had settled) with its fee and slot adjustment, and the receivable closes.
+ */
+export function receivableReversedPosting(reversal: {
+  order: { merchantId: number; platformOrderId: string }
+  expected: number
+  credit: { creditedBase: number; fee: number }
+  account: 'unsettled' | 'available'
+}): LedgerPosting {
+  const { credit, expected } = reversal
+  const legs: LedgerLeg[] = [{ gateway: 'deposit_receivable', amount: expected }]
+  const net = credit.creditedBase - credit.fee
+  if (net !== 0) {
+    legs.push({ merchantId: reversal.order.merchantId, account: reversal.account, amount: -net })
+  }
+  if (credit.fee !== 0) legs.push({ gateway: 'fee_revenue', amount: -credit.fee })
+  if (expected !== credit.creditedBase) {
+    legs.push({ gateway: 'slot_adjustment', amount: credit.creditedBase - expected })
+  }
+  return {
+    kind: 'receivable_reversed',
+    reference: { type: 'payment', id: reversal.order.platformOrderId },
+    description: `${reversal.order.platformOrderId}: credited before its bank line, which never came`,
+    legs,
+  }
+}
+
 interface PayoutTerms {
   kind: 'withdraw' | 'settlement'
   platformOrderId: string

@@ -50,6 +50,8 @@ export interface ReceiptClaim {
   actor: string
   claimedAt: Date
   clearedAt: Date | null
+  /** A receivable whose line never came: its credit was taken back. */
+  reversedAt: Date | null
 }
 
 export function toClaim(row: Record<string, any>): ReceiptClaim {
@@ -76,6 +78,7 @@ export function toClaim(row: Record<string, any>): ReceiptClaim {
     actor: row.actor,
     claimedAt: new Date(row.claimed_at),
     clearedAt: at(row.cleared_at),
+    reversedAt: at(row.reversed_at),
   }
 }
 
@@ -339,6 +342,7 @@ export async function openReceivables(
     .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
     .whereIn('c.deposit_account_id', accountIds)
     .whereNull('c.statement_line_id')
+    .whereNull('c.reversed_at')
     .orderBy('c.id')
     .select('c.*', 'o.platform_order_id', 'o.payment_reference', 'o.status as order_status')
   if (options.lock) query.forUpdate()
@@ -375,7 +379,7 @@ export async function clearReceivables(
       : ''
     const [result] = await trx.rawQuery(
       `UPDATE receipt_claims SET statement_line_id = ?, received_amount = ?, cleared_at = ?${corrected}
-        WHERE id = ? AND statement_line_id IS NULL`,
+        WHERE id = ? AND statement_line_id IS NULL AND reversed_at IS NULL`,
       [
         clearing.lineId,
         clearing.amount,

@@ -275,7 +275,7 @@ async function check(
         AND l.trans_ref = r.trans_ref AND l.direction = 'credit'
        LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
        LEFT JOIN payment_orders o ON o.id = r.payment_order_id
-      WHERE r.statement_line_id IS NULL AND r.trans_ref IS NOT NULL`
+      WHERE r.statement_line_id IS NULL AND r.reversed_at IS NULL AND r.trans_ref IS NOT NULL`
   )
   for (const row of named) {
     const owner = row.platform_order_id ?? `claim ${row.id}`
@@ -299,6 +299,7 @@ async function check(
     .from('receipt_claims as c')
     .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
     .whereNull('c.statement_line_id')
+    .whereNull('c.reversed_at')
     .orderBy('c.claimed_at')
     .select(
       'c.id',

@@ -83,6 +83,9 @@ export default class extends BaseSchema {
       table.string('actor', 120).notNullable()
       table.datetime('claimed_at', { precision: 3 }).notNullable()
       table.datetime('cleared_at', { precision: 3 }).nullable()
+      // A receivable whose line never came, its credit taken back from the merchant.
+      table.datetime('reversed_at', { precision: 3 }).nullable()
+      table.string('reversed_by_actor', 120).nullable()
       // Open receivables of an account (statement_line_id IS NULL), and per-day figures.
       table.index(['deposit_account_id', 'statement_line_id'], 'receipt_claims_open_index')
       table.index(['ledger_transaction_id'], 'receipt_claims_posting_index')

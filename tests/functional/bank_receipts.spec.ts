@@ -11,6 +11,7 @@ import { approveRequest } from '#approvals/actions/approve_request'
 import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
 import { attachStatementLine } from '#reconciliation/actions/attach_statement_line'
 import { returnStatementLine } from '#reconciliation/actions/return_statement_line'
+import { reverseReceivable } from '#reconciliation/actions/reverse_receivable'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
 import { verifyReconciliation } from '#reconciliation/verify'
@@ -345,6 +346,62 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     assert.equal(order.fee, 720)
     await settlePayment(order.id)
     assert.equal((await readMerchantBalance(who.merchant.id)).balance, 47_280)
+    await assertReconciled(assert)
+  })
+
+  test('credited before its line, which never comes: it never settles, verify names it, an operator takes it back', async ({
+    assert,
+  }) => {
+    const { who, alice } = await setUp(null)
+    const order = await transferOrder(who, '800.00')
+    await markPaymentPaid(
+      {
+        platform_order_id: order.platformOrderId,
+        reason_code: 'other',
+        comment: 'customer insisted',
+      },
+      alice
+    )
+    assert.deepInclude(await readMerchantBalance(who.merchant.id), { unsettleBalance: 78_800 })
+    // Not withdrawable while the bank does not have it, whatever the delay.
+    assert.isFalse(await settlePayment(order.id))
+    const settled = await ace('settle:run', '--now')
+    assert.equal(settled.code, 0)
+    assert.deepInclude(await readMerchantBalance(who.merchant.id), { balance: 0 })
+
+    const later = await verifyReconciliation({ now: new Date(Date.now() + 25 * 3_600_000) })
+    assert.deepEqual(
+      later.problems.map((problem) => problem.kind),
+      ['stale_receivable']
+    )
+    const reversed = await ace(
+      'receivables:reverse',
+      order.platformOrderId,
+      '--reason=no_money_received',
+      '--comment=no credit on three days of statements'
+    )
+    assert.equal(reversed.code, 0, reversed.output)
+    assert.include(
+      reversed.output,
+      '788.00 THB taken back from the merchant (fee 12.00), the order is freeze'
+    )
+    assert.deepInclude(await readMerchantBalance(who.merchant.id), {
+      balance: 0,
+      unsettleBalance: 0,
+    })
+    await order.refresh()
+    assert.equal(order.status, 'freeze')
+    const again = await refusal(
+      reverseReceivable(
+        { platform_order_id: order.platformOrderId, reason_code: 'other', comment: 'again' },
+        alice
+      )
+    )
+    assert.include(byField(again).platform_order_id, 'was already reversed')
+    assert.deepEqual(
+      (await verifyReconciliation({ now: new Date(Date.now() + 25 * 3_600_000) })).problems,
+      []
+    )
     await assertReconciled(assert)
   })
 

@@ -1,4 +1,5 @@
 import { test } from '@japa/runner'
+import { receiveLine } from '#tests/helpers/lines'
 import { DateTime } from 'luxon'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
@@ -119,7 +120,8 @@ test.group('operator decisions: freeze and unfreeze', (group) => {
     await createDepositAccount()
     const { actor } = await operatorActor('ops@example.com')
     const order = await createPayment(who, '200.00')
-    await markPaymentPaid({ platform_order_id: order.platformOrderId, ...PAID }, actor)
+    // Paid by its bank line (a payment marked paid waits for its line to settle).
+    await receiveLine(order.depositAccountId, { amount: order.transferAmount })
     await freezePayment({ platform_order_id: order.platformOrderId, ...FREEZE }, actor)
 
     assert.equal(await settleDuePayments({ ignoreDelay: true }), 0)

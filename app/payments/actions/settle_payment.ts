@@ -8,6 +8,7 @@ import { SYSTEM, type Actor } from '#core/actor'
 import { GATEWAY_ZONE } from '#core/clock'
 import { recordAudit } from '#core/audit'
 import { onOff, validateInput } from '#core/validation'
+import { claimOfOrder } from '#reconciliation/receipts'
 
 /**
  * Which paid deposits are due to settle into balance at `now`:
@@ -31,8 +32,10 @@ export function settlementBoundary(now: DateTime = DateTime.utc()): DateTime {
 }
 
 /**
- * unsettled_paid → settled_paid for one order: amount − fee moves from
- * unsettle_balance to balance, in one transaction. Idempotent.
+ * unsettled_paid → settled_paid for one order: paid_amount − fee moves from
+ * unsettle_balance to balance, in one transaction. Idempotent. A payment
+ * credited before its bank line arrived (an open receivable) waits for the
+ * line: money becomes withdrawable only once the bank has it.
  */
 export async function settlePayment(paymentOrderId: number, actor: Actor = SYSTEM) {
   return db.transaction(async (trx) => {
@@ -41,6 +44,8 @@ export async function settlePayment(paymentOrderId: number, actor: Actor = SYSTE
       .forUpdate()
       .first()
     if (!order || order.status !== 'unsettled_paid') return false
+    const claim = await claimOfOrder(trx, order.id)
+    if (claim && claim.statementLineId === null) return false
     await transitionPayment(trx, order, { to: 'settled_paid', actor, reason: 'settled' })
     return true
   })
@@ -54,6 +59,12 @@ function duePayments(boundary: DateTime) {
   return PaymentOrder.query()
     .where('status', 'unsettled_paid')
     .where('paid_at', '<=', boundary.toJSDate())
+    .whereNotExists((claims) =>
+      claims
+        .from('receipt_claims')
+        .whereColumn('receipt_claims.payment_order_id', 'payment_orders.id')
+        .whereNull('receipt_claims.statement_line_id')
+    )
 }
 
 /**
