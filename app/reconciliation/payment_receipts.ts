@@ -130,6 +130,7 @@ export async function findPaymentReceipt(
     const lines = await lockLines(
       trx,
       await credits()
+        .whereNot('l.status', 'matched')
         .where('l.amount', slip.facts.amount)
         .whereBetween('l.line_at', [
           new Date(at - SLIP_LINE_SLACK_SECONDS * 1000),
@@ -161,6 +162,7 @@ export async function findPaymentReceipt(
       trx,
       await credits()
         .where('l.amount', order.transferAmount)
+        .whereNot('l.status', 'matched')
         .whereNull('c.id')
         .whereBetween('l.line_at', [window.from, window.to])
     )
@@ -229,6 +231,12 @@ async function identified(
       await describeClaim(trx, line.claim),
       `this transfer is statement line #${line.id} (${formatAmount(line.amount)} THB), which`,
       null
+    )
+  }
+  if (line.status === 'matched') {
+    // A credit matched to a payout (the bank returned its transfer): no payment's money.
+    throw ActionError.general(
+      `this transfer is statement line #${line.id}, matched to ${line.note ?? 'a payout'}: it pays no payment`
     )
   }
   return { kind: 'line', line, how }
