@@ -194,6 +194,26 @@ router
       .use(middleware.adminAuth({ role: 'operator' }))
 
     /*
+    | Reconciliation: one deposit account's bank days against the ledger, its
+    | open items and exceptions, the last whole-database check; and the review
+    | queue of payments credited before their bank line. Viewers read;
+    | operators run the check again.
+    */
+    const ReconciliationController = () => import('#admin/controllers/reconciliation_controller')
+    const ReceivablesController = () => import('#admin/controllers/receivables_controller')
+    router
+      .group(() => {
+        router.get('/reconciliation', [ReconciliationController, 'index'])
+        router.get('/review/receivables', [ReceivablesController, 'index'])
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+    router
+      .group(() => {
+        router.post('/reconciliation/check', [ReconciliationController, 'check'])
+      })
+      .use(middleware.adminAuth({ role: 'operator' }))
+
+    /*
     | Orders: search of payments, withdrawals and settlements (filters, sort,
     | pages, saved views shared with the team, CSV export of every match),
     | the order page and its slip images (never a public URL). Viewers read;

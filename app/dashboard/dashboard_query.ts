@@ -6,6 +6,10 @@ import { queue, queueConnection } from '#core/queue/queue_manager'
 import { QUEUE_NAMES, type QueueName } from '#core/queue/jobs'
 import { periodUsage } from '#payments/deposit_pool'
 import { AGE_BUCKETS } from '#review/queues'
+import {
+  openReceivablesSummary,
+  type ReceivablesSummary,
+} from '#reconciliation/reconciliation_page_query'
 
 /**
  * The figures of the back-office dashboard, one function per figure. Each
@@ -488,20 +492,24 @@ export interface DashboardData {
   usage: AccountUsage[]
   queues: QueueDepth[] | null
   review: ReviewAges
+  /** Payments credited before their bank line (open receivables), now. */
+  receivables: ReceivablesSummary
 }
 
 /** Every figure of the dashboard, the queries run side by side. */
 export async function dashboardData(now: DateTime = DateTime.utc()): Promise<DashboardData> {
   const window = dashboardWindow(now)
-  const [deposits, payouts, matching, callbacks, usage, queues, review] = await Promise.all([
-    depositFigures(window),
-    payoutFigures(window),
-    matchTimes(window),
-    callbackFigures(window),
-    channelUsage(window),
-    queueDepths(),
-    reviewAges(window),
-  ])
+  const [deposits, payouts, matching, callbacks, usage, queues, review, receivables] =
+    await Promise.all([
+      depositFigures(window),
+      payoutFigures(window),
+      matchTimes(window),
+      callbackFigures(window),
+      channelUsage(window),
+      queueDepths(),
+      reviewAges(window),
+      openReceivablesSummary({ now: window.now.toJSDate() }),
+    ])
   return {
     window: {
       days: window.days,
@@ -515,5 +523,6 @@ export async function dashboardData(now: DateTime = DateTime.utc()): Promise<Das
     usage,
     queues,
     review,
+    receivables,
   }
 }

@@ -29,6 +29,16 @@ export function formatSeconds(seconds: number | null) {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`
 }
 
+/** An age in hours as the review queues show one: "12 min", "3 h 5 min", "2 d 4 h"; "—" for none. */
+export function formatHours(hours: number | null) {
+  if (hours === null) return '—'
+  const minutes = Math.max(0, Math.floor(hours * 60))
+  if (minutes < 60) return `${minutes} min`
+  const whole = Math.floor(minutes / 60)
+  if (whole < 24) return `${whole} h ${minutes % 60} min`
+  return `${Math.floor(whole / 24)} d ${whole % 24} h`
+}
+
 const count = (value: number) => value.toLocaleString('en-US')
 
 function period(figures: DailySeries['today']) {
@@ -159,6 +169,14 @@ export function presentDashboard(data: DashboardData) {
       pending: count(data.callbacks.pending),
     },
     reviewTotal: data.review.queues.reduce((total, item) => total + item.total, 0),
+    receivables: {
+      open: count(data.receivables.open),
+      amount: formatBaht(data.receivables.amount),
+      oldest: formatHours(data.receivables.oldestHours),
+      stale: count(data.receivables.stale),
+      anyStale: data.receivables.stale > 0,
+      windowHours: data.receivables.windowHours,
+    },
     review: data.review,
     rows,
     usage,

@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import reconciliationConfig from '#config/reconciliation'
-import { depositAccountOfCode, GATEWAY_OWNER } from '#ledger/accounts'
+import { bankAccountCode, depositAccountOfCode, GATEWAY_OWNER } from '#ledger/accounts'
 import { DEPOSIT_CREDIT_KINDS } from '#ledger/recipes'
 import { formatAmount } from '#core/money'
 import { gatewayDaySql } from '#core/clock'
@@ -128,38 +128,97 @@ export async function lastReconciliationRun() {
   }
 }
 
+/**
+ * What a check looks at: everything (reconcile:verify, the worker), or one
+ * deposit account and, optionally, a range of its bank days (the
+ * reconciliation page). A scoped check applies the same rules to the
+ * account's lines, claims and transfers; the whole-database figures
+ * (clearing accounts, credits that name no account) are checked unscoped only.
+ */
+export interface CheckScope {
+  depositAccountId: number
+  /** Bank days (GMT+7, YYYY-MM-DD), both included. */
+  from?: string
+  to?: string
+}
+
 export async function verifyReconciliation(
-  options: { now?: Date; windowHours?: number } = {}
+  options: { now?: Date; windowHours?: number; scope?: CheckScope } = {}
 ): Promise<ReconciliationResult> {
-  const now = options.now ?? new Date()
-  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
-  return db.transaction((trx) => check(trx, now, windowHours), {
+  return db.transaction((trx) => checkReconciliation(trx, options), {
     isolationLevel: 'repeatable read',
   })
 }
 
-async function check(
+/** Bangkok midnight (GMT+7) of a `YYYY-MM-DD` bank day, as an instant. */
+export function bankDayStart(day: string) {
+  return new Date(Date.parse(`${day}T00:00:00+07:00`))
+}
+
+/**
+ * SQL conditions on the statement lines `l` of the scope, with their
+ * bindings: the account's, and in the range of days through the index
+ * starting with line_at (a range of days reads that range, not the
+ * account's history).
+ */
+function lineScope(scope: CheckScope | undefined) {
+  if (!scope) return { index: '', where: '', bindings: [] as unknown[] }
+  const where = [' AND l.deposit_account_id = ?']
+  const bindings: unknown[] = [scope.depositAccountId]
+  if (scope.from) {
+    where.push(' AND l.line_at >= ?')
+    bindings.push(bankDayStart(scope.from))
+  }
+  if (scope.to) {
+    where.push(' AND l.line_at < ?')
+    bindings.push(new Date(bankDayStart(scope.to).getTime() + 86_400_000))
+  }
+  const ranged = Boolean(scope.from || scope.to)
+  return {
+    index: ranged ? 'FORCE INDEX (statement_lines_match_rate_index)' : '',
+    where: where.join(''),
+    bindings,
+  }
+}
+
+/** The check itself, in the caller's (repeatable read) transaction. */
+export async function checkReconciliation(
   trx: TransactionClientContract,
-  now: Date,
-  windowHours: number
+  options: { now?: Date; windowHours?: number; scope?: CheckScope } = {}
 ): Promise<ReconciliationResult> {
+  const now = options.now ?? new Date()
+  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  const scope = options.scope
+  const lines = lineScope(scope)
+  const onAccount = scope ? ' AND c.deposit_account_id = ?' : ''
+  const accountBinding = scope ? [scope.depositAccountId] : []
   const problems: Problem[] = []
 
   // 1. The bank, per account and day.
   const [lineDays] = await trx.rawQuery(
-    `SELECT deposit_account_id, ${gatewayDaySql('line_at')} AS day,
-            SUM(CASE WHEN direction = 'credit' THEN amount ELSE 0 END) AS credits,
-            SUM(CASE WHEN direction = 'debit' THEN amount ELSE 0 END) AS debits
-       FROM statement_lines GROUP BY deposit_account_id, day`
+    `SELECT l.deposit_account_id, ${gatewayDaySql('l.line_at')} AS day,
+            SUM(CASE WHEN l.direction = 'credit' THEN l.amount ELSE 0 END) AS credits,
+            SUM(CASE WHEN l.direction = 'debit' THEN l.amount ELSE 0 END) AS debits
+       FROM statement_lines l ${lines.index} WHERE 1 = 1${lines.where}
+      GROUP BY l.deposit_account_id, day`,
+    lines.bindings as any[]
   )
+  const ledgerFilter = scope
+    ? ` AND a.code = ?${scope.from ? ' AND (t.value_date IS NULL OR t.value_date >= ?)' : ''}${scope.to ? ' AND (t.value_date IS NULL OR t.value_date <= ?)' : ''}`
+    : " AND a.code LIKE 'bank:%'"
   const [ledgerDays] = await trx.rawQuery(
     `SELECT a.code, DATE_FORMAT(t.value_date, '%Y-%m-%d') AS day, SUM(e.amount) AS total
        FROM ledger_entries e
        JOIN ledger_accounts a ON a.id = e.account_id
        JOIN ledger_transactions t ON t.id = e.transaction_id
-      WHERE a.owner = ? AND a.code LIKE 'bank:%'
+      WHERE a.owner = ?${ledgerFilter}
       GROUP BY a.code, day`,
-    [GATEWAY_OWNER]
+    [
+      GATEWAY_OWNER,
+      ...(scope ? [bankAccountCode(scope.depositAccountId)] : []),
+      ...(scope?.from ? [scope.from] : []),
+      ...(scope?.to ? [scope.to] : []),
+    ]
   )
   const days = new Map<string, BankDay>()
   const dayOf = (depositAccountId: number, day: string) => {
@@ -203,47 +262,52 @@ async function check(
     }
   }
 
-  // 2. Every deposit credit, one claim.
-  const [credits] = await trx.rawQuery(
-    `SELECT t.id, t.kind, t.reference_type, t.reference_id, COUNT(c.id) AS claims
-       FROM ledger_transactions t
-       LEFT JOIN receipt_claims c ON c.ledger_transaction_id = t.id
-      WHERE t.kind IN (${DEPOSIT_CREDIT_KINDS.map(() => '?').join(', ')})
-      GROUP BY t.id, t.kind, t.reference_type, t.reference_id
-     HAVING COUNT(c.id) <> 1`,
-    [...DEPOSIT_CREDIT_KINDS]
-  )
-  for (const row of credits) {
-    const what = `ledger transaction ${row.id} (${row.kind}, ${row.reference_type} ${row.reference_id})`
-    problems.push(
-      Number(row.claims) === 0
-        ? {
-            kind: 'unbacked_credit',
-            detail: `${what} credits a merchant without a bank receipt or receivable`,
-          }
-        : { kind: 'credit_claimed_twice', detail: `${what} is backed by ${row.claims} claims` }
+  // 2. Every deposit credit, one claim (postings name no account: unscoped only).
+  if (!scope) {
+    const [credits] = await trx.rawQuery(
+      `SELECT t.id, t.kind, t.reference_type, t.reference_id, COUNT(c.id) AS claims
+         FROM ledger_transactions t
+         LEFT JOIN receipt_claims c ON c.ledger_transaction_id = t.id
+        WHERE t.kind IN (${DEPOSIT_CREDIT_KINDS.map(() => '?').join(', ')})
+        GROUP BY t.id, t.kind, t.reference_type, t.reference_id
+       HAVING COUNT(c.id) <> 1`,
+      [...DEPOSIT_CREDIT_KINDS]
     )
+    for (const row of credits) {
+      const what = `ledger transaction ${row.id} (${row.kind}, ${row.reference_type} ${row.reference_id})`
+      problems.push(
+        Number(row.claims) === 0
+          ? {
+              kind: 'unbacked_credit',
+              detail: `${what} credits a merchant without a bank receipt or receivable`,
+            }
+          : { kind: 'credit_claimed_twice', detail: `${what} is backed by ${row.claims} claims` }
+      )
+    }
   }
 
   // 3. Receipts claimed once, by claims that fit their line.
   const [twice] = await trx.rawQuery(
-    `SELECT statement_line_id, COUNT(*) AS claims, GROUP_CONCAT(id ORDER BY id) AS ids
-       FROM receipt_claims WHERE statement_line_id IS NOT NULL
-      GROUP BY statement_line_id HAVING COUNT(*) > 1`
+    `SELECT c.statement_line_id, COUNT(*) AS claims, GROUP_CONCAT(c.id ORDER BY c.id) AS ids
+       FROM receipt_claims c WHERE c.statement_line_id IS NOT NULL${onAccount}
+      GROUP BY c.statement_line_id HAVING COUNT(*) > 1`,
+    accountBinding
   )
   for (const row of twice) {
     problems.push({
       kind: 'receipt_claimed_twice',
       detail: `statement line #${row.statement_line_id} is claimed ${row.claims} times (claims ${row.ids})`,
+      depositAccountId: scope?.depositAccountId,
     })
   }
   const [misfits] = await trx.rawQuery(
     `SELECT c.id, c.statement_line_id, c.deposit_account_id, c.received_amount,
             l.deposit_account_id AS line_account, l.direction, l.amount
-       FROM receipt_claims c
-       JOIN statement_lines l ON l.id = c.statement_line_id
-      WHERE l.deposit_account_id <> c.deposit_account_id OR l.direction <> 'credit'
-         OR c.received_amount IS NULL OR l.amount <> c.received_amount`
+       FROM statement_lines l ${lines.index}
+       JOIN receipt_claims c ON c.statement_line_id = l.id
+      WHERE (l.deposit_account_id <> c.deposit_account_id OR l.direction <> 'credit'
+         OR c.received_amount IS NULL OR l.amount <> c.received_amount)${lines.where}`,
+    lines.bindings as any[]
   )
   for (const row of misfits) {
     problems.push({
@@ -253,15 +317,17 @@ async function check(
     })
   }
   const [given] = await trx.rawQuery(
-    `SELECT l.id, l.status, l.decision FROM statement_lines l
+    `SELECT l.id, l.deposit_account_id, l.status, l.decision FROM statement_lines l ${lines.index}
       LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
       WHERE l.direction = 'credit' AND c.id IS NULL
-        AND (l.decision IS NOT NULL OR (l.status = 'matched' AND l.order_type = 'payment'))`
+        AND (l.decision IS NOT NULL OR (l.status = 'matched' AND l.order_type = 'payment'))${lines.where}`,
+    lines.bindings as any[]
   )
   for (const row of given) {
     problems.push({
       kind: 'line_given_unclaimed',
       detail: `statement line #${row.id} is ${row.decision ?? row.status} but no claim takes it`,
+      depositAccountId: Number(row.deposit_account_id),
     })
   }
 
@@ -269,13 +335,14 @@ async function check(
   // statement: its line is either another claim's (the money taken twice)
   // or waits unclaimed for the receivable (an operator attaches it).
   const [named] = await trx.rawQuery(
-    `SELECT r.id, r.trans_ref, r.deposit_account_id, o.platform_order_id, l.id AS line_id, c.id AS taken_by
-       FROM receipt_claims r
-       JOIN statement_lines l ON l.deposit_account_id = r.deposit_account_id
-        AND l.trans_ref = r.trans_ref AND l.direction = 'credit'
-       LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
-       LEFT JOIN payment_orders o ON o.id = r.payment_order_id
-      WHERE r.statement_line_id IS NULL AND r.reversed_at IS NULL AND r.trans_ref IS NOT NULL`
+    `SELECT c.id, c.trans_ref, c.deposit_account_id, o.platform_order_id, l.id AS line_id, t.id AS taken_by
+       FROM receipt_claims c
+       JOIN statement_lines l ON l.deposit_account_id = c.deposit_account_id
+        AND l.trans_ref = c.trans_ref AND l.direction = 'credit'
+       LEFT JOIN receipt_claims t ON t.statement_line_id = l.id
+       LEFT JOIN payment_orders o ON o.id = c.payment_order_id
+      WHERE c.statement_line_id IS NULL AND c.reversed_at IS NULL AND c.trans_ref IS NOT NULL${onAccount}`,
+    accountBinding
   )
   for (const row of named) {
     const owner = row.platform_order_id ?? `claim ${row.id}`
@@ -300,7 +367,9 @@ async function check(
     .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
     .whereNull('c.statement_line_id')
     .whereNull('c.reversed_at')
+    .if(scope, (query) => query.where('c.deposit_account_id', scope!.depositAccountId))
     .orderBy('c.claimed_at')
+    .orderBy('c.id')
     .select(
       'c.id',
       'c.deposit_account_id',
@@ -330,10 +399,12 @@ async function check(
   }
 
   // 4. Clearing accounts hold the listed open items, nothing else.
+  const byAccount = scope ? ' AND l.deposit_account_id = ?' : ''
   const [[unclaimedRow]] = await trx.rawQuery(
     `SELECT COUNT(*) AS line_count, COALESCE(SUM(l.amount), 0) AS amount FROM statement_lines l
       LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
-      WHERE l.direction = 'credit' AND c.id IS NULL`
+      WHERE l.direction = 'credit' AND c.id IS NULL${byAccount}`,
+    accountBinding
   )
   const unclaimed = { lines: Number(unclaimedRow.line_count), amount: sum(unclaimedRow.amount) }
   const balances = await trx
@@ -350,14 +421,14 @@ async function check(
     receivable: balanceOf('deposit_receivable'),
     payout: balanceOf('payout_clearing'),
   }
-  if (clearing.deposit !== unclaimed.amount) {
+  const owed = openReceivables.reduce((total, item) => total + item.amount, 0)
+  if (!scope && clearing.deposit !== unclaimed.amount) {
     problems.push({
       kind: 'clearing_drift',
       detail: `deposit_clearing holds ${formatAmount(clearing.deposit)} THB; the ${unclaimed.lines} unclaimed credit lines are ${formatAmount(unclaimed.amount)} THB`,
     })
   }
-  const owed = openReceivables.reduce((total, item) => total + item.amount, 0)
-  if (clearing.receivable !== -owed) {
+  if (!scope && clearing.receivable !== -owed) {
     problems.push({
       kind: 'receivable_drift',
       detail: `deposit_receivable holds ${formatAmount(-clearing.receivable)} THB; the ${openReceivables.length} open receivables are ${formatAmount(owed)} THB`,
@@ -365,10 +436,10 @@ async function check(
   }
 
   // 5. Money out: every debit line accounted for, every transfer recorded.
-  const money = await moneyOut(trx, now)
+  const money = await moneyOut(trx, now, scope)
   problems.push(...money.problems)
   const waiting = money.openTransfers.reduce((total, item) => total + item.amount, 0)
-  if (clearing.payout !== waiting - money.unexplained.amount) {
+  if (!scope && clearing.payout !== waiting - money.unexplained.amount) {
     problems.push({
       kind: 'payout_clearing_drift',
       detail: `payout_clearing holds ${formatAmount(clearing.payout)} THB; the ${money.openTransfers.length} transfers waiting for their debit line are ${formatAmount(waiting)} THB and the ${money.unexplained.lines} unexplained debits ${formatAmount(money.unexplained.amount)} THB`,
@@ -395,12 +466,14 @@ async function check(
  * or explanation accounts for, payouts and returns that left no record, and
  * the transfers still waiting for their debit line.
  */
-async function moneyOut(trx: TransactionClientContract, now: Date) {
+async function moneyOut(trx: TransactionClientContract, now: Date, scope?: CheckScope) {
   const problems: Problem[] = []
+  const lines = lineScope(scope)
   const [debits] = await trx.rawQuery(
-    `SELECT l.id, l.deposit_account_id, l.amount, l.line_at FROM statement_lines l
+    `SELECT l.id, l.deposit_account_id, l.amount, l.line_at FROM statement_lines l ${lines.index}
       LEFT JOIN payout_confirmations p ON p.statement_line_id = l.id
-      WHERE l.direction = 'debit' AND p.id IS NULL ORDER BY l.id`
+      WHERE l.direction = 'debit' AND p.id IS NULL${lines.where} ORDER BY l.id`,
+    lines.bindings as any[]
   )
   let amount = 0
   for (const row of debits) {
@@ -411,35 +484,42 @@ async function moneyOut(trx: TransactionClientContract, now: Date) {
       depositAccountId: Number(row.deposit_account_id),
     })
   }
-  const [unrecorded] = await trx.rawQuery(
-    `SELECT t.id, t.kind, t.reference_id FROM ledger_transactions t
-      WHERE (t.kind IN ('withdraw_success', 'settlement_success') AND NOT EXISTS (
-               SELECT 1 FROM payout_orders o JOIN payout_confirmations p ON p.payout_order_id = o.id
-                WHERE o.platform_order_id = t.reference_id))
-         OR (t.kind = 'statement_line_return' AND NOT EXISTS (
-               SELECT 1 FROM payout_confirmations p WHERE p.returned_line_id = t.reference_id))`
-  )
-  for (const row of unrecorded) {
+  // Postings name no account: unscoped only.
+  const [unrecorded] = scope
+    ? [[]]
+    : await trx.rawQuery(
+        `SELECT t.id, t.kind, t.reference_id FROM ledger_transactions t
+          WHERE (t.kind IN ('withdraw_success', 'settlement_success') AND NOT EXISTS (
+                   SELECT 1 FROM payout_orders o JOIN payout_confirmations p ON p.payout_order_id = o.id
+                    WHERE o.platform_order_id = t.reference_id))
+             OR (t.kind = 'statement_line_return' AND NOT EXISTS (
+                   SELECT 1 FROM payout_confirmations p WHERE p.returned_line_id = t.reference_id))`
+      )
+  for (const row of unrecorded as Array<Record<string, any>>) {
     problems.push({
       kind: 'transfer_unrecorded',
       detail: `ledger transaction ${row.id} (${row.kind}, ${row.reference_id}) sends money out with no transfer recorded for its debit line`,
     })
   }
   const [misfits] = await trx.rawQuery(
-    `SELECT p.id, p.statement_line_id, p.amount, l.amount AS line_amount, l.direction
-       FROM payout_confirmations p JOIN statement_lines l ON l.id = p.statement_line_id
-      WHERE l.direction <> 'debit' OR l.amount <> p.amount`
+    `SELECT p.id, p.statement_line_id, p.amount, l.amount AS line_amount, l.direction,
+            l.deposit_account_id
+       FROM statement_lines l ${lines.index} JOIN payout_confirmations p ON p.statement_line_id = l.id
+      WHERE (l.direction <> 'debit' OR l.amount <> p.amount)${lines.where}`,
+    lines.bindings as any[]
   )
   for (const row of misfits) {
     problems.push({
       kind: 'debit_mismatch',
       detail: `statement line #${row.statement_line_id} (${row.direction}, ${formatAmount(sum(row.line_amount))} THB) confirms a transfer of ${formatAmount(sum(row.amount))} THB`,
+      depositAccountId: Number(row.deposit_account_id),
     })
   }
   const open = await trx
     .from('payout_confirmations as p')
     .leftJoin('payout_orders as o', 'o.id', 'p.payout_order_id')
     .whereNull('p.statement_line_id')
+    .if(scope, (query) => query.where('p.deposit_account_id', scope!.depositAccountId))
     .orderBy('p.created_at')
     .select(
       'p.id',

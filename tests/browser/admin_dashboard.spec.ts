@@ -16,6 +16,7 @@ import {
   insertLine,
   insertPayment,
   insertPayout,
+  insertReceivable,
   insertSlip,
   type PaymentOutcome,
 } from '#tests/helpers/dashboard'
@@ -172,6 +173,12 @@ test.group('back-office dashboard (browser)', (group) => {
       status: 'late',
     })
     await insertApprovalRequest({ at: now.minus({ minutes: 20 }), status: 'pending' })
+    // Two payments credited before their bank line: one for 26 h (past the 24 h window), one for 2 h.
+    await insertReceivable(who, qr.id, ids[0], { at: now.minus({ hours: 26 }), amount: 100_000 })
+    await insertReceivable(who, transfer.id, ids[1], {
+      at: now.minus({ hours: 2 }),
+      amount: 250_050,
+    })
 
     const { page, context } = await signedInAs('viewer@example.com', 'viewer')
     contexts.push(context)
@@ -199,6 +206,10 @@ test.group('back-office dashboard (browser)', (group) => {
     assert.equal(await text('#callbacks-today-rate'), '33.3 %')
     assert.equal(await text('#callbacks-given-up'), '1')
     assert.equal(await text('#review-total'), '5')
+    assert.equal(await text('#receivables-open'), '2')
+    assert.equal(await text('#receivables-amount'), '3,500.50')
+    assert.equal(await text('#receivables-oldest'), '1 d 2 h')
+    assert.equal(await text('#receivables-stale'), '1')
 
     // The same figures in the table (readable without JavaScript).
     const todayRow = page.locator(`#day-${now.toFormat('yyyy-LL-dd')}`)

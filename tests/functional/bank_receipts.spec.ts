@@ -497,23 +497,25 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     assert.equal(claim.path, 'mark_paid')
 
     for (const attempt of [
-      creditMerchantFromLine(
-        { statement_line_id: line.id, merchant_id: who.merchantId, ...CREDIT },
-        alice
-      ),
-      returnStatementLine(
-        {
-          statement_line_id: line.id,
-          bank: 'SCB',
-          account_no: '1234567890',
-          account_name: 'Somchai Jaidee',
-          reason_code: 'no_matching_order',
-          comment: 'give it back',
-        },
-        alice
-      ),
+      () =>
+        creditMerchantFromLine(
+          { statement_line_id: line.id, merchant_id: who.merchantId, ...CREDIT },
+          alice
+        ),
+      () =>
+        returnStatementLine(
+          {
+            statement_line_id: line.id,
+            bank: 'SCB',
+            account_no: '1234567890',
+            account_name: 'Somchai Jaidee',
+            reason_code: 'no_matching_order',
+            comment: 'give it back',
+          },
+          alice
+        ),
     ]) {
-      const refused = await refusal(attempt)
+      const refused = await refusal(attempt())
       assert.include(refused.message, `statement line #${line.id} was already claimed`)
     }
     assert.equal(await credited(who), 29_550)

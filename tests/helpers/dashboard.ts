@@ -219,3 +219,28 @@ export async function insertApprovalRequest(fields: {
     updated_at: at.toJSDate(),
   })
 }
+
+/** An open receivable: a payment credited at `at` whose bank line has not arrived. */
+export async function insertReceivable(
+  who: TestMerchant,
+  accountId: number,
+  orderId: number,
+  fields: { at: DateTime; amount: number }
+) {
+  const at = fields.at.toUTC().toJSDate()
+  await db.table('receipt_claims').insert({
+    deposit_account_id: accountId,
+    statement_line_id: null,
+    payment_order_id: orderId,
+    merchant_id: who.merchant.id,
+    path: 'mark_paid',
+    amount_policy: 'exact',
+    expected_amount: fields.amount,
+    credited: fields.amount,
+    fee: 0,
+    expected_from: at,
+    expected_to: at,
+    actor: 'operator:ops@example.com',
+    claimed_at: at,
+  })
+}

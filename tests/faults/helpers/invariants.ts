@@ -281,3 +281,21 @@ export async function ledgerVerify() {
   }
   return { ok: result.code === 0, summary }
 }
+
+/**
+ * `node ace.js reconcile:verify --json` against the private database: the
+ * ledger against the bank statements, after the scenario's faults.
+ */
+export async function reconcileVerify() {
+  const result = await ace(['reconcile:verify', '--json'])
+  let summary = ''
+  try {
+    const parsed = JSON.parse(result.stdout.trim().split('\n').pop()!)
+    summary = parsed.ok
+      ? `${parsed.days.length} account-days, ${parsed.openReceivables.length} open receivables, ${parsed.openTransfers.length} transfers waiting`
+      : parsed.problems.map((problem: { detail: string }) => problem.detail).join('; ')
+  } catch {
+    summary = (result.stdout + result.stderr).trim().split('\n').slice(-5).join(' | ')
+  }
+  return { ok: result.code === 0, summary }
+}

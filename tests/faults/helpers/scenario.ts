@@ -1,7 +1,12 @@
 import type { Assert } from '@japa/assert'
 import type { ManagedProcess } from '#tests/faults/helpers/processes'
 import type { TestMerchant } from '#tests/faults/helpers/gateway'
-import { checkFinalStates, ledgerVerify, waitForQuiescence } from '#tests/faults/helpers/invariants'
+import {
+  checkFinalStates,
+  ledgerVerify,
+  reconcileVerify,
+  waitForQuiescence,
+} from '#tests/faults/helpers/invariants'
 import { ScenarioReport, formatOutcomes } from '#tests/faults/helpers/report'
 import { markFailed } from '#tests/faults/helpers/world'
 
@@ -33,7 +38,7 @@ export class Scenario {
   /**
    * The common end of every scenario: wait until the merchant's orders are
    * final and callbacks delivered, then check the end state and run
-   * `ledger:verify`.
+   * `ledger:verify` and `reconcile:verify`.
    */
   async settle(merchant: TestMerchant, timeoutMs: number) {
     const quiet = await waitForQuiescence(merchant, timeoutMs)
@@ -67,6 +72,12 @@ export class Scenario {
       ledger.ok ? `green (${ledger.summary})` : `RED: ${ledger.summary}`
     )
     this.expect(ledger.ok, `ledger:verify failed: ${ledger.summary}`)
+    const bank = await reconcileVerify()
+    this.report.add(
+      'reconcile:verify',
+      bank.ok ? `green (${bank.summary})` : `RED: ${bank.summary}`
+    )
+    this.expect(bank.ok, `reconcile:verify failed: ${bank.summary}`)
     return final
   }
 
