@@ -74,6 +74,9 @@ export type ScannedRoutes = {
     'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.store': { paramsTuple?: []; params?: {} }
+    'reconciliation.index': { paramsTuple?: []; params?: {} }
+    'receivables.index': { paramsTuple?: []; params?: {} }
+    'reconciliation.check': { paramsTuple?: []; params?: {} }
     'orders.index': { paramsTuple?: []; params?: {} }
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.save_view': { paramsTuple?: []; params?: {} }
@@ -131,6 +134,8 @@ export type ScannedRoutes = {
     'statements.index': { paramsTuple?: []; params?: {} }
     'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'reconciliation.index': { paramsTuple?: []; params?: {} }
+    'receivables.index': { paramsTuple?: []; params?: {} }
     'orders.index': { paramsTuple?: []; params?: {} }
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
@@ -174,6 +179,8 @@ export type ScannedRoutes = {
     'statements.index': { paramsTuple?: []; params?: {} }
     'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'reconciliation.index': { paramsTuple?: []; params?: {} }
+    'receivables.index': { paramsTuple?: []; params?: {} }
     'orders.index': { paramsTuple?: []; params?: {} }
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
@@ -227,6 +234,7 @@ export type ScannedRoutes = {
     'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.store': { paramsTuple?: []; params?: {} }
+    'reconciliation.check': { paramsTuple?: []; params?: {} }
     'orders.save_view': { paramsTuple?: []; params?: {} }
     'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }

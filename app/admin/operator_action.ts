@@ -19,11 +19,16 @@ export function operatorActor(ctx: HttpContext): Actor {
  * redirect with a flash message); when the action refuses, each error goes
  * beside its field (or on top of the form), what was typed is kept, and the
  * operator is sent back to the form. The Ace command shows the same messages.
+ *
+ * `formFields`, when given, are the fields the form shows an error beside:
+ * a refusal on any other field (the order, the slip, the request decided)
+ * goes on top of the page with the general ones, never to an unseen field.
  */
 export async function submitAction<T>(
   ctx: HttpContext,
   run: (actor: Actor) => Promise<T>,
-  then: (result: T) => unknown
+  then: (result: T) => unknown,
+  options: { formFields?: readonly string[] } = {}
 ) {
   try {
     const result = await run(operatorActor(ctx))
@@ -31,8 +36,10 @@ export async function submitAction<T>(
   } catch (error) {
     if (!(error instanceof ActionError)) throw error
     if (error.notFound && ctx.request.method() === 'GET') throw error
-    const fieldErrors = error.errors.filter((item) => item.field !== null)
-    const general = error.errors.filter((item) => item.field === null)
+    const besideField = (item: { field: string | null }) =>
+      item.field !== null && (!options.formFields || options.formFields.includes(item.field))
+    const fieldErrors = error.errors.filter(besideField)
+    const general = error.errors.filter((item) => !besideField(item))
     ctx.session.flashExcept(['_csrf', 'password'])
     if (fieldErrors.length > 0) {
       ctx.session.flash(

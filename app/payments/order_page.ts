@@ -8,6 +8,14 @@ import { orderTimeline } from '#core/order_events'
 import { postingsOf } from '#ledger/order_postings'
 import { statementLineOf } from '#reconciliation/order_statement_line'
 import { slipDetails } from '#slips/slip_details'
+import { statementLinesCarrying } from '#slips/forensics'
+import { underlyingStatus } from '#payments/payment_rules'
+import {
+  orderClaimView,
+  previewPaymentReceipt,
+  previewReceived,
+  receivedVersusTransfer,
+} from '#reconciliation/receipt_views'
 import { callbacksOf } from '#callbacks/order_callbacks'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatAmount } from '#core/money'
@@ -66,6 +74,11 @@ function paymentFields(order: PaymentOrder, merchant: Merchant): Array<[string, 
         { name: 'amount', label: 'amount', value: amount(order.amount) },
         { name: 'transfer_amount', label: 'transfer_amount', value: amount(order.transferAmount) },
         { name: 'fee', label: 'Fee (set when paid)', value: amount(order.fee) },
+        {
+          name: 'paid_amount',
+          label: 'paid_amount (credited before the fee)',
+          value: amount(order.paidAmount),
+        },
         { name: 'slot_amount', label: 'Slot held', value: amount(order.slotAmount) },
       ],
     ],
@@ -228,10 +241,32 @@ function payoutFields(order: PayoutOrder, merchant: Merchant): Array<[string, Or
 }
 
 /**
+ * A payment's bank receipt: the claim that credited it (its statement line,
+ * or the receivable it was credited from while its line has not arrived),
+ * or, while it can still be marked paid, what marking it paid would take
+ * now; the amount received against transfer_amount and the credit it gives.
+ */
+async function paymentReceipt(order: PaymentOrder, merchant: Merchant) {
+  const claim = await orderClaimView(order.id)
+  const payable = underlyingStatus(order) === 'open'
+  const preview = !claim && payable ? await previewPaymentReceipt(order, null) : null
+  const received = claim ? claim.received_satang : previewReceived(preview)
+  const amounts = receivedVersusTransfer(order, received, merchant.paymentFeeRateBps)
+  return {
+    claim,
+    preview,
+    amounts,
+    /** Marking it paid needs amount_policy: the receipt it would take is of another amount. */
+    policy: !claim && payable && amounts?.differs ? amounts : null,
+  }
+}
+
+/**
  * Everything the order page shows for one platform_order_id: the fields,
  * the timeline of its events (who, when, from → to, why), its ledger
- * postings, the statement line matched to it, its slips (payments) and its
- * callbacks with every attempt. Null: no such order.
+ * postings, the statement line matched to it, its bank receipt (payments:
+ * the claim that credited it, or what marking it paid would take), its
+ * slips and its callbacks with every attempt. Null: no such order.
  */
 export async function orderPage(platformOrderId: string) {
   if (!/^[A-Za-z0-9]{24}$/.test(platformOrderId)) return null
@@ -244,6 +279,7 @@ export async function orderPage(platformOrderId: string) {
   let sections: Array<[string, OrderField[]]>
   let status: string
   let slips: ReturnType<typeof slipDetails>[] = []
+  let receipt: Awaited<ReturnType<typeof paymentReceipt>> | null = null
   if (kind === 'payments') {
     const order = await PaymentOrder.query()
       .where('platform_order_id', platformOrderId)
@@ -256,7 +292,11 @@ export async function orderPage(platformOrderId: string) {
     status = order.status
     sections = paymentFields(order, merchant)
     const rows = await PaymentSlip.query().where('payment_order_id', order.id).orderBy('id', 'desc')
-    slips = rows.map(slipDetails)
+    const live = await statementLinesCarrying(rows.map((slip) => slip.transRef))
+    slips = rows.map((slip) =>
+      slipDetails(slip, { statementLines: slip.transRef ? live.get(slip.transRef) : undefined })
+    )
+    receipt = await paymentReceipt(order, merchant)
   } else {
     const order = await PayoutOrder.query()
       .where('platform_order_id', platformOrderId)
@@ -286,6 +326,7 @@ export async function orderPage(platformOrderId: string) {
     })),
     postings: await postingsOf({ type: orderType, id: platformOrderId }),
     statementLine: await statementLineOf(orderType, id),
+    receipt,
     slips,
     callbacks: await callbacksOf(orderType, id),
   }

@@ -1,5 +1,5 @@
 import vine from '@vinejs/vine'
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { ApprovalTarget } from '#approvals/approvable_actions'
 import { livePendingRequest, pendingRefusal } from '#approvals/approval_requests'
 import { clearAssignment } from '#review/assignments'
@@ -108,13 +108,17 @@ export async function assertNotAwaited(
 }
 
 /**
- * The open receivable this line belongs to, if any (receivables locked): the
+ * The open receivable this line belongs to, if any (receivables locked with `lock`): the
  * one it names (the slip's transaction reference, the order's reference),
  * whatever its amount, or the one the matcher's rules give it.
  */
-export async function receivableAwaiting(trx: TransactionClientContract, line: StatementLineRow) {
+export async function receivableAwaiting(
+  client: QueryClientContract,
+  line: StatementLineRow,
+  options: { lock: boolean } = { lock: true }
+) {
   const row = toLineRow(line as unknown as Record<string, any>)
-  const candidates = await findCandidates(trx, [row], { lock: true })
+  const candidates = await findCandidates(client, [row], options)
   const named = receivableNamedBy(row, candidates)
   if (named) return named
   const judgement = judgeLine(row, candidates)

@@ -4,6 +4,7 @@ import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import { formatAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
+import { lineClaimView, receivableOfLine, slipsOfLine } from '#reconciliation/receipt_views'
 
 export interface LinesQueueFilters {
   status?: 'unmatched' | 'late'
@@ -99,9 +100,11 @@ export function payerFromDescription(description: string) {
 
 /**
  * One line with everything its page shows: the line, its decision (once
- * made), who holds it, and the payment orders it may pay: named by its
- * reference or note, or on the same account with an amount within 1 THB
- * and an order time within a day of the line.
+ * made), who holds it, the claim on its money (who took it) or else the
+ * open receivable it belongs to, the slips naming its transfer, and the
+ * payment orders it may pay: named by its reference or note, or on the
+ * same account with an amount within 1 THB and an order time within a day
+ * of the line.
  */
 export async function linePage(id: number) {
   const row = await db
@@ -178,7 +181,25 @@ export async function linePage(id: number) {
     .where('pending_key', `line_decision:statement_line:${id}`)
     .select('id', 'action', 'requested_by_actor', 'expires_at')
     .first()
+  // Who took the line's money; else the receivable it belongs to; the slips naming its transfer.
+  const claim = await lineClaimView(id)
+  const receivable = claim
+    ? null
+    : await receivableOfLine({
+        id,
+        deposit_account_id: Number(row.deposit_account_id),
+        direction: row.direction,
+        amount,
+        line_at: lineAt,
+        reference: row.reference ?? null,
+        trans_ref: row.trans_ref ?? null,
+        status: row.status,
+      })
+  const slips = await slipsOfLine(row.trans_ref ?? null, Number(row.deposit_account_id))
   return {
+    claim,
+    receivable,
+    slips,
     pending: pending
       ? {
           id: Number(pending.id),
@@ -196,6 +217,8 @@ export async function linePage(id: number) {
       waiting: ageLabel(new Date(row.created_at)),
       age_class: ageClass(new Date(row.created_at)),
       reference: row.reference,
+      trans_ref: (row.trans_ref as string | null) ?? null,
+      direction: row.direction as string,
       description: row.description,
       note: row.note,
       account: `${row.bank} ${row.account_no}`,

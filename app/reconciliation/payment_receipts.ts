@@ -1,4 +1,4 @@
-import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import { lockBankAccount } from '#ledger/ledger'
 import { ActionError } from '#core/validation'
@@ -98,13 +98,61 @@ type LineWithClaim = StatementLineRow & { claim: ReceiptClaim | null }
  */
 export async function findPaymentReceipt(
   trx: TransactionClientContract,
-  order: PaymentOrder,
+  order: PaymentOrderTerms,
   slip: SlipEvidence | null
 ): Promise<PaymentReceipt> {
   await lockBankAccount(trx, order.depositAccountId)
-  const now = new Date()
+  const located = await locatePaymentReceipt(trx, order, slip, { lock: true })
+  if (located.kind === 'claimed') {
+    throw new ReceiptClaimedError(await describeClaim(trx, located.claim), located.what, null)
+  }
+  if (located.kind === 'not_a_payment') {
+    throw ActionError.general(
+      `this transfer is statement line #${located.line.id}, matched to ${located.line.note ?? 'a payout'}: it pays no payment`
+    )
+  }
+  if (located.kind === 'ambiguous') throw ambiguous(order, located.lines)
+  return located
+}
+
+/** The order's terms the search reads. */
+export type PaymentOrderTerms = Pick<
+  PaymentOrder,
+  | 'depositAccountId'
+  | 'platformOrderId'
+  | 'paymentReference'
+  | 'transferAmount'
+  | 'orderAt'
+  | 'expireAt'
+>
+
+/**
+ * What the search finds: the payment's receipt, or why a decision would be
+ * refused (its line taken by another claim, a line matched to a payout,
+ * several lines that fit).
+ */
+export type LocatedReceipt =
+  | PaymentReceipt
+  | { kind: 'claimed'; what: string; claim: ReceiptClaim; line: StatementLineRow | null }
+  | { kind: 'not_a_payment'; line: StatementLineRow }
+  | { kind: 'ambiguous'; lines: StatementLineRow[] }
+
+/**
+ * The rules of findPaymentReceipt (above), on `client`: with `lock`, in the
+ * deciding transaction (the caller holds the bank lock), the lines found
+ * are locked; without, a read for the back-office's preview of what a
+ * decision would take.
+ */
+export async function locatePaymentReceipt(
+  client: QueryClientContract,
+  order: PaymentOrderTerms,
+  slip: SlipEvidence | null,
+  options: { lock: boolean; now?: Date }
+): Promise<LocatedReceipt> {
+  const now = options.now ?? new Date()
+  const read = (rows: Array<Record<string, any>>) => withClaims(client, rows, options.lock)
   const credits = () =>
-    trx
+    client
       .from('statement_lines as l')
       .leftJoin('receipt_claims as c', 'c.statement_line_id', 'l.id')
       .where('l.deposit_account_id', order.depositAccountId)
@@ -113,22 +161,23 @@ export async function findPaymentReceipt(
       .select('l.*', 'c.id as claim_id')
 
   if (slip?.transRef) {
-    const taken = await trx.from('receipt_claims').where('trans_ref', slip.transRef).first()
+    const taken = await client.from('receipt_claims').where('trans_ref', slip.transRef).first()
     if (taken) {
-      throw new ReceiptClaimedError(
-        await describeClaim(trx, toClaim(taken)),
-        `the transfer ${slip.transRef} of slip ${slip.slipId}`,
-        null
-      )
+      const claim = toClaim(taken)
+      return {
+        kind: 'claimed',
+        what: `the transfer ${slip.transRef} of slip ${slip.slipId}`,
+        claim,
+        line: null,
+      }
     }
-    const [line] = await lockLines(trx, await credits().where('l.trans_ref', slip.transRef))
-    if (line) return identified(trx, line, 'trans_ref')
+    const [line] = await read(await credits().where('l.trans_ref', slip.transRef))
+    if (line) return identified(line, 'trans_ref')
   }
 
   if (slip?.facts?.transferredAt) {
     const at = slip.facts.transferredAt.getTime()
-    const lines = await lockLines(
-      trx,
+    const lines = await read(
       await credits()
         .whereNot('l.status', 'matched')
         .where('l.amount', slip.facts.amount)
@@ -139,8 +188,8 @@ export async function findPaymentReceipt(
     )
     const open = lines.filter((line) => line.claim === null)
     if (open.length === 1) return { kind: 'line', line: open[0], how: 'slip_facts' }
-    if (open.length > 1) throw ambiguous(order, open)
-    if (lines.length === 1) return identified(trx, lines[0], 'slip_facts')
+    if (open.length > 1) return { kind: 'ambiguous', lines: open }
+    if (lines.length === 1) return identified(lines[0], 'slip_facts')
   }
 
   const references = [order.paymentReference, order.platformOrderId].filter(
@@ -148,18 +197,16 @@ export async function findPaymentReceipt(
   )
   const window = orderWindow(order, now)
   // No line names an order before it exists: the time bounds the search.
-  const [named] = await lockLines(
-    trx,
+  const [named] = await read(
     await credits()
       .whereIn('l.reference', references)
       .where('l.line_at', '>=', window.from)
       .limit(1)
   )
-  if (named) return identified(trx, named, 'reference')
+  if (named) return identified(named, 'reference')
 
   const fitting = (
-    await lockLines(
-      trx,
+    await read(
       await credits()
         .where('l.amount', order.transferAmount)
         .whereNot('l.status', 'matched')
@@ -168,7 +215,7 @@ export async function findPaymentReceipt(
     )
   ).filter((line) => line.claim === null)
   if (fitting.length === 1) return { kind: 'line', line: fitting[0], how: 'amount_and_time' }
-  if (fitting.length > 1) throw ambiguous(order, fitting)
+  if (fitting.length > 1) return { kind: 'ambiguous', lines: fitting }
 
   const transferredAt = slip?.facts?.transferredAt
   return {
@@ -185,7 +232,7 @@ export async function findPaymentReceipt(
 }
 
 /** From a minute before the order was created to a minute from now (or its expiry, if later). */
-function orderWindow(order: PaymentOrder, now: Date) {
+function orderWindow(order: PaymentOrderTerms, now: Date) {
   const end = Math.max(now.getTime(), order.expireAt.toMillis())
   return {
     from: new Date(order.orderAt.toMillis() - ORDER_SLACK_SECONDS * 1000),
@@ -193,21 +240,22 @@ function orderWindow(order: PaymentOrder, now: Date) {
   }
 }
 
-/** The lines, locked (FOR UPDATE) for the transaction, each with its claim as it is now. */
-async function lockLines(
-  trx: TransactionClientContract,
-  found: Array<Record<string, any>>
+/** The lines found, each with its claim as it is now; locked (FOR UPDATE) with `lock`. */
+async function withClaims(
+  client: QueryClientContract,
+  found: Array<Record<string, any>>,
+  lock: boolean
 ): Promise<LineWithClaim[]> {
   if (found.length === 0) return []
-  const rows = await trx
+  const query = client
     .from('statement_lines')
     .whereIn(
       'id',
       found.map((row) => row.id)
     )
     .orderBy('id')
-    .forUpdate()
-  const claims = await trx.from('receipt_claims').whereIn(
+  const rows = lock ? await query.forUpdate() : await query
+  const claims = await client.from('receipt_claims').whereIn(
     'statement_line_id',
     rows.map((row) => row.id)
   )
@@ -220,29 +268,27 @@ async function lockLines(
   }))
 }
 
-/** A line found by what identifies it: the payment's receipt, unless another decision took it. */
-async function identified(
-  trx: TransactionClientContract,
+/**
+ * A line found by what identifies it: the payment's receipt, unless another
+ * decision took it or it is matched to a payout (a credit the bank returned).
+ */
+function identified(
   line: LineWithClaim,
   how: 'trans_ref' | 'slip_facts' | 'reference'
-): Promise<PaymentReceipt> {
+): LocatedReceipt {
   if (line.claim) {
-    throw new ReceiptClaimedError(
-      await describeClaim(trx, line.claim),
-      `this transfer is statement line #${line.id} (${formatAmount(line.amount)} THB), which`,
-      null
-    )
+    return {
+      kind: 'claimed',
+      what: `this transfer is statement line #${line.id} (${formatAmount(line.amount)} THB), which`,
+      claim: line.claim,
+      line,
+    }
   }
-  if (line.status === 'matched') {
-    // A credit matched to a payout (the bank returned its transfer): no payment's money.
-    throw ActionError.general(
-      `this transfer is statement line #${line.id}, matched to ${line.note ?? 'a payout'}: it pays no payment`
-    )
-  }
+  if (line.status === 'matched') return { kind: 'not_a_payment', line }
   return { kind: 'line', line, how }
 }
 
-function ambiguous(order: PaymentOrder, lines: StatementLineRow[]) {
+function ambiguous(order: PaymentOrderTerms, lines: StatementLineRow[]) {
   const list = lines
     .map((line) => `#${line.id} at ${formatGatewayDateTime(line.line_at)}`)
     .join(', ')

@@ -5,6 +5,18 @@ import type { QueueFilter } from '#review/frozen_queue_query'
 import { APPROVABLE_ACTIONS, isApprovableActionName } from '#approvals/approvable_actions'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatAmount } from '#core/money'
+import PaymentOrder from '#payments/models/payment_order'
+import PaymentSlip from '#slips/models/payment_slip'
+import { underlyingStatus } from '#payments/payment_rules'
+import { slipEvidence } from '#reconciliation/payment_receipts'
+import {
+  lineClaimView,
+  orderClaimView,
+  previewPaymentReceipt,
+  previewReceived,
+  receiptLineOf,
+  receivedVersusTransfer,
+} from '#reconciliation/receipt_views'
 
 const json = (value: unknown) =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? {})) as Record<string, any>
@@ -21,6 +33,66 @@ function describe(action: string, input: unknown) {
 function targetHref(row: Record<string, any>) {
   if (row.target_type === 'payment') return `/admin/orders/${row.target_id}`
   if (row.target_type === 'platform') return `/admin/platforms/${row.target_id}`
+  if (row.target_type === 'statement_line') return `/admin/review/lines/${row.target_id}`
+  return null
+}
+
+/**
+ * The bank receipt behind a pending request, as the approver checks it:
+ * for marking a payment paid, the slip's verification, the line approving
+ * would take (or the receivable it would open) and the amount received;
+ * for a decision on a statement line, the line and any claim on it. Read
+ * without locks: approving finds and locks them again.
+ */
+async function requestReceipt(row: Record<string, any>) {
+  const input = json(row.input)
+  if (row.action === 'payment.mark_paid') {
+    const order = await PaymentOrder.query()
+      .where('platform_order_id', String(input.platform_order_id ?? ''))
+      .preload('merchant')
+      .first()
+    if (!order) return null
+    const slip = input.slip_id ? await PaymentSlip.find(input.slip_id) : null
+    const payable = underlyingStatus(order) === 'open'
+    const preview = payable
+      ? await previewPaymentReceipt(order, slip ? slipEvidence(slip) : null)
+      : null
+    const amounts = receivedVersusTransfer(
+      order,
+      previewReceived(preview),
+      order.merchant.paymentFeeRateBps
+    )
+    const policy = (input.amount_policy as string | undefined) ?? null
+    return {
+      kind: 'mark_paid' as const,
+      order_status: order.status,
+      payable,
+      slip: slip
+        ? {
+            id: slip.id,
+            href: `/admin/review/slips/${slip.id}`,
+            trans_ref: slip.transRef,
+            verification_status: slip.verificationStatus,
+            verification_msg: slip.verificationMsg,
+          }
+        : null,
+      preview,
+      amounts,
+      amount_policy: policy,
+      /** The receipt is of another amount and the request did not say to credit it: approving is refused. */
+      policy_missing: Boolean(amounts?.differs) && policy !== 'credit_received',
+      claim: payable ? null : await orderClaimView(order.id),
+    }
+  }
+  if (row.target_type === 'statement_line') {
+    const line = await receiptLineOf(Number(row.target_id) || 0)
+    if (!line) return null
+    return {
+      kind: 'line' as const,
+      line,
+      claim: await lineClaimView(line.id),
+    }
+  }
   return null
 }
 
@@ -45,9 +117,10 @@ export async function pendingApprovals(filter: QueueFilter) {
     rows.map((row) => String(row.id))
   )
   const now = Date.now()
+  const receipts = await Promise.all(rows.map((row) => requestReceipt(row)))
   return {
     page,
-    rows: rows.map((row) => {
+    rows: rows.map((row, index) => {
       const since = new Date(row.created_at)
       const holder = holders.get(String(row.id)) ?? null
       return {
@@ -71,6 +144,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         expired: new Date(row.expires_at).getTime() <= now,
         holder: holder?.operatorEmail ?? null,
         holder_id: holder?.operatorId ?? null,
+        receipt: receipts[index],
       }
     }),
   }

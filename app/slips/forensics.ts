@@ -122,3 +122,45 @@ export function referenceUses(forensics: Forensics, slipId: number | null = null
       })),
   ]
 }
+
+/**
+ * For display: the statement lines carrying each of these transaction
+ * references now, on any account (the forensics a slip keeps are those of
+ * its last check; a line may have arrived since).
+ */
+export async function statementLinesCarrying(
+  transRefs: Array<string | null>
+): Promise<Map<string, LineSighting[]>> {
+  const wanted = [...new Set(transRefs.filter((ref): ref is string => !!ref))]
+  const found = new Map<string, LineSighting[]>(wanted.map((ref) => [ref, []]))
+  if (wanted.length === 0) return found
+  const lines = await db
+    .from('statement_lines')
+    .whereIn('trans_ref', wanted)
+    .orderBy('id')
+    .limit(LIMIT * wanted.length)
+    .select(
+      'id',
+      'trans_ref',
+      'deposit_account_id',
+      'amount',
+      'line_at',
+      'status',
+      'order_type',
+      'order_id'
+    )
+  for (const line of lines) {
+    const list = found.get(line.trans_ref)
+    if (!list || list.length >= LIMIT) continue
+    list.push({
+      statement_line_id: Number(line.id),
+      deposit_account_id: Number(line.deposit_account_id),
+      amount: Number(line.amount),
+      line_at: new Date(line.line_at).toISOString(),
+      status: line.status,
+      order_type: line.order_type,
+      order_id: line.order_id === null ? null : Number(line.order_id),
+    })
+  }
+  return found
+}

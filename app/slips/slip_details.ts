@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import type PaymentSlip from '#slips/models/payment_slip'
-import type { Forensics } from '#slips/forensics'
+import type { Forensics, LineSighting } from '#slips/forensics'
 import type { VerificationChecks } from '#slips/verification'
 import type { SourceAnswer } from '#slips/slip_check'
 import { formatGatewayDateTime } from '#core/clock'
@@ -77,13 +77,16 @@ function checkRows(checks: VerificationChecks | null | undefined): CheckRow[] {
  * A slip as operators review it: the upload, what its QR said, the latest
  * verification (each check with expected and actual values, the facts and
  * which source gave them) and the forensics (the same image or transaction
- * reference on other orders, statement lines carrying the reference). The
- * image itself is served by the back-office's authenticated slip route.
+ * reference on other orders, statement lines carrying the reference: as
+ * they are now when `live.statementLines` is given, else as at the check).
+ * The image itself is served by the back-office's authenticated slip route.
  */
-export function slipDetails(slip: PaymentSlip) {
+export function slipDetails(slip: PaymentSlip, live: { statementLines?: LineSighting[] } = {}) {
   const record = (slip.verification ?? {}) as Record<string, any>
   const facts = record.facts as Record<string, any> | null | undefined
   const forensics = (record.forensics ?? null) as Forensics | null
+  // The statement lines carrying the transRef now, when the page read them; else those of the check.
+  const statementLines = live.statementLines ?? forensics?.statement_lines ?? []
   const sighting = (entry: Forensics['same_image'][number]) => ({
     slip_id: entry.slip_id,
     platform_order_id: entry.platform_order_id,
@@ -127,8 +130,9 @@ export function slipDetails(slip: PaymentSlip) {
     forensics: {
       same_image: (forensics?.same_image ?? []).map(sighting),
       same_trans_ref: (forensics?.same_trans_ref ?? []).map(sighting),
-      statement_lines: (forensics?.statement_lines ?? []).map((line) => ({
+      statement_lines: statementLines.map((line) => ({
         id: line.statement_line_id,
+        href: `/admin/review/lines/${line.statement_line_id}`,
         deposit_account_id: line.deposit_account_id,
         amount: formatAmount(line.amount),
         time: bangkokIso(line.line_at),

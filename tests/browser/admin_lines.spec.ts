@@ -89,7 +89,6 @@ test.group('back-office: statement line queue', (group) => {
       '#attach-comment',
       'Customer paid 20 minutes after expiry; statement shows the reference.'
     )
-    await screenshot(page, 'review-line')
 
     // Two real submits of the same form (same page, same CSRF token) at once.
     // Runs in the page (a string: the test's own TypeScript has no DOM types).

@@ -421,7 +421,6 @@ test.group('back-office orders (browser)', (group) => {
     assert.include(await attempts.first().innerText(), '200')
     assert.include(await attempts.first().innerText(), 'ms')
     assert.include(await page.locator('.order-callback').innerText(), 'PAID')
-    await screenshot(page, 'order')
 
     // Resend: a new series, delivered again, audited with the operator.
     await Promise.all([page.waitForNavigation(), page.click('#resend-callback')])

@@ -158,7 +158,6 @@ test.group('back-office review queues (browser)', (group) => {
 
     await alice.selectOption('#approve-reason_code', 'slip_verified')
     await alice.fill('#approve-comment', 'Slip matches the order; credit visible in the portal')
-    await screenshot(alice, 'review-slip')
     // A comment is required: refused beside the field, nothing decided.
     await alice.fill('#approve-comment', '')
     await submit(alice, '#approve-slip')
@@ -212,7 +211,6 @@ test.group('back-office review queues (browser)', (group) => {
       `#approve-form-${request.id} input[name=comment]`,
       'Checked the slip and the portal'
     )
-    await screenshot(bob, 'review-approvals')
     await submit(bob, `#approve-request-${request.id}`)
     assert.include(await flash(bob), `Approval request #${request.id} approved`)
     assert.include(await bob.locator(`#decided-${request.id}`).innerText(), 'approved')

@@ -12,6 +12,17 @@ import { linesNear, slipQueue } from '#review/slip_queue_query'
 import { pendingApprovals, recentDecidedApprovals } from '#review/approvals_query'
 import { reviewSlip, SLIP_REVIEW_REASON_CODES } from '#slips/actions/review_slip'
 import { slipDetails } from '#slips/slip_details'
+import { statementLinesCarrying } from '#slips/forensics'
+import { underlyingStatus } from '#payments/payment_rules'
+import { slipEvidence } from '#reconciliation/payment_receipts'
+import {
+  orderClaimView,
+  previewPaymentReceipt,
+  previewReceived,
+  receivedVersusTransfer,
+  slipTransferLine,
+  transferClaimView,
+} from '#reconciliation/receipt_views'
 import { freezePayment } from '#payments/actions/freeze_payment'
 import { unfreezePayment } from '#payments/actions/unfreeze_payment'
 import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
@@ -25,6 +36,60 @@ import { formatAmount } from '#core/money'
 import Operator from '#operators/models/operator'
 
 const PER_PAGE = 25
+
+/** The fields the slip and order decision forms show an error beside; others go on top. */
+const DECISION_FORM_FIELDS = ['reason_code', 'comment', 'amount_policy'] as const
+
+/** amount_policy as the forms send it: the box ticked, or nothing. */
+const amountPolicy = (ctx: HttpContext) => ctx.request.input('amount_policy') || undefined
+
+/**
+ * The slip page's bank receipt: the statement line that is the slip's
+ * transfer (trans_ref on the order's deposit account) and who claimed it,
+ * the claim that credited the order, what approving would take now (a
+ * line, or a receivable its line will clear) and the amount received
+ * against transfer_amount, with the credit it gives. `decidable`: the slip
+ * can still be approved (undecided, its order open, no request pending).
+ */
+async function slipReceipt(slip: PaymentSlip, order: PaymentOrder, decidable: boolean) {
+  const transfer = await slipTransferLine(order.depositAccountId, slip.transRef)
+  const transferClaim = await transferClaimView(slip.transRef)
+  const orderClaim = await orderClaimView(order.id)
+  const evidence = slipEvidence(slip)
+  const preview = decidable ? await previewPaymentReceipt(order, evidence) : null
+  const facts = ((slip.verification ?? {}) as Record<string, any>).facts
+  let received: number | null = null
+  let receivedFrom: string | null = null
+  if (orderClaim) {
+    received = orderClaim.received_satang
+    receivedFrom = orderClaim.line
+      ? `statement line #${orderClaim.line.id}, claimed for this order`
+      : 'expected by the receivable this order was credited from; its line has not arrived'
+  } else if (preview?.kind === 'line') {
+    received = preview.received
+    receivedFrom = `statement line #${preview.line.id}`
+  } else if (transfer) {
+    received = transfer.line.amount_satang
+    receivedFrom = `statement line #${transfer.line.id}`
+  } else if (evidence.facts) {
+    received = evidence.facts.amount
+    receivedFrom = `the slip’s source (${String(facts?.source ?? 'a verifier')}); no line yet`
+  }
+  const fee = order.merchant.paymentFeeRateBps
+  const claimed = transfer?.claim ?? transferClaim
+  // What approving credits: the amount the decision's receipt brings (the action's own rule).
+  const policy = receivedVersusTransfer(order, previewReceived(preview), fee)
+  return {
+    trans_ref: slip.transRef,
+    transfer: transfer?.line ?? null,
+    claimed,
+    order_claim: orderClaim && orderClaim.id !== claimed?.id ? orderClaim : null,
+    preview,
+    amounts: receivedVersusTransfer(order, received, fee),
+    received_from: receivedFrom,
+    policy: policy?.differs ? policy : null,
+  }
+}
 
 /** Reason codes as select options. */
 const options = (codes: readonly string[]) => codes.map((code) => ({ value: code, label: code }))
@@ -90,7 +155,10 @@ export default class ReviewController {
       .preload('merchant')
       .preload('depositAccount')
       .firstOrFail()
-    const details = slipDetails(slip)
+    const live = await statementLinesCarrying([slip.transRef])
+    const details = slipDetails(slip, {
+      statementLines: slip.transRef ? live.get(slip.transRef) : undefined,
+    })
     const facts = ((slip.verification ?? {}) as Record<string, any>).facts
     const transferredAt =
       typeof facts?.transferred_at === 'string' ? DateTime.fromISO(facts.transferred_at) : null
@@ -104,8 +172,10 @@ export default class ReviewController {
       .first()
     const holder = (await assignmentsOf('slips', [slip.id])).get(String(slip.id)) ?? null
     const reviewer = slip.reviewedBy ? await Operator.find(slip.reviewedBy) : null
+    const decidable = !slip.reviewDecision && !pending && underlyingStatus(order) === 'open'
     return ctx.view.render('admin/review/slip', {
       slip: details,
+      receipt: await slipReceipt(slip, order, decidable),
       order: {
         platform_order_id: order.platformOrderId,
         merchant_order_id: order.merchantOrderId,
@@ -176,6 +246,7 @@ export default class ReviewController {
             decision,
             reason_code: ctx.request.input('reason_code'),
             comment: ctx.request.input('comment'),
+            amount_policy: decision === 'approve' ? amountPolicy(ctx) : undefined,
           },
           actor
         ),
@@ -197,7 +268,8 @@ export default class ReviewController {
           )
         }
         return ctx.response.redirect(`/admin/review/slips/${slipId}`)
-      }
+      },
+      { formFields: DECISION_FORM_FIELDS }
     )
   }
 
@@ -241,7 +313,9 @@ export default class ReviewController {
       (request) => {
         ctx.session.flash('success', `Approval request #${request.id} approved and carried out.`)
         return ctx.response.redirect(backTo(ctx, '/admin/review/approvals'))
-      }
+      },
+      // The cards show no error beside their fields: every refusal goes on top.
+      { formFields: [] }
     )
   }
 
@@ -261,7 +335,8 @@ export default class ReviewController {
       (request) => {
         ctx.session.flash('success', `Approval request #${request.id} rejected: nothing was run.`)
         return ctx.response.redirect(backTo(ctx, '/admin/review/approvals'))
-      }
+      },
+      { formFields: [] }
     )
   }
 
@@ -294,7 +369,7 @@ export default class ReviewController {
         if (what === 'unfreeze') {
           return { text: 'unfrozen', order: await unfreezePayment(input, actor) }
         }
-        const result = await markPaymentPaid(input, actor)
+        const result = await markPaymentPaid({ ...input, amount_policy: amountPolicy(ctx) }, actor)
         return result.outcome === 'approval_requested'
           ? {
               text: `above the platform’s four-eyes threshold: approval request #${result.request.id} opened for a second operator`,
@@ -305,7 +380,8 @@ export default class ReviewController {
       ({ text, order }) => {
         ctx.session.flash('success', `${order.platformOrderId}: ${text} (now ${order.status}).`)
         return ctx.response.redirect(backTo(ctx, page))
-      }
+      },
+      { formFields: DECISION_FORM_FIELDS }
     )
   }
 

@@ -39,16 +39,30 @@ async function decide(
   const reason = { reason_code: fields.reason_code, comment: fields.comment }
   if (decision === 'attach') {
     const result = await attachStatementLine(
-      { statement_line_id: lineId, platform_order_id: fields.platform_order_id, ...reason },
+      {
+        statement_line_id: lineId,
+        platform_order_id: fields.platform_order_id,
+        // Attaching the line of a payment credited before it for another amount.
+        amount_policy: fields.amount_policy || undefined,
+        ...reason,
+      },
       actor
     )
     const id = result.order.platformOrderId
     if (result.outcome === 'approval_requested') {
       return `line #${lineId}: approval request #${result.request.id} opened to attach it to ${id}; a second operator must approve it`
     }
-    return result.outcome === 'paid'
-      ? `line #${lineId} attached: ${id} is paid`
-      : `line #${lineId} attached to ${id} (late payment): ${formatAmount(result.credited ?? 0)} THB credited to the merchant (fee ${formatAmount(result.fee ?? 0)}), the order stays ${result.order.status}`
+    if (result.outcome === 'paid') return `line #${lineId} attached: ${id} is paid`
+    if (result.outcome === 'receivable_cleared') {
+      // The payment was credited before its line: the line backs it (a credit corrected if it said so).
+      return (
+        `line #${lineId} attached to ${id}, credited before its line: its receivable is cleared` +
+        (result.credited !== null
+          ? `, the credit corrected to ${formatAmount(result.credited)} THB (fee ${formatAmount(result.fee ?? 0)})`
+          : '')
+      )
+    }
+    return `line #${lineId} attached to ${id} (late payment): ${formatAmount(result.credited ?? 0)} THB credited to the merchant (fee ${formatAmount(result.fee ?? 0)}), the order stays ${result.order.status}`
   }
   if (decision === 'credit') {
     const result = await creditMerchantFromLine(
@@ -124,6 +138,7 @@ export default class StatementLinesController {
     const decision = String(ctx.request.input('decision', ''))
     const fields = ctx.request.only([
       'platform_order_id',
+      'amount_policy',
       'merchant_id',
       'bank',
       'account_no',
@@ -144,7 +159,10 @@ export default class StatementLinesController {
           // A problem with a field this form has no control for goes on top of the page.
           throw new ActionError(
             error.errors.map((item) =>
-              item.field && Object.hasOwn(fields, item.field)
+              item.field &&
+              (Object.hasOwn(fields, item.field) ||
+                // An unticked box sends nothing; the attach form shows it when asked for.
+                (decision === 'attach' && item.field === 'amount_policy'))
                 ? item
                 : { field: null, message: item.message }
             )
