@@ -248,6 +248,22 @@ export async function openMerchantAccounts(trx: TransactionClientContract, merch
   })
 }
 
+/**
+ * Flags the merchant when a posting that may not be refused (the bank has
+ * paid, a credit the bank never received is taken back) left its balance
+ * below zero: operators see it among the merchants to follow up.
+ */
+export async function flagNegativeBalance(trx: TransactionClientContract, merchantId: number) {
+  const row = await trx
+    .from('merchant_balances')
+    .where('merchant_id', merchantId)
+    .select('balance')
+    .firstOrFail()
+  if (Number(row.balance) < 0) {
+    await trx.from('merchants').where('id', merchantId).update({ negative_balance_flag: true })
+  }
+}
+
 export async function readMerchantBalance(merchantId: number): Promise<MerchantBalance> {
   const row = await db.from('merchant_balances').where('merchant_id', merchantId).first()
   if (!row) throw new Error(`Merchant ${merchantId} has no balance row`)

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Merchant from '#merchants/models/merchant'
-import { postLedgerTransaction } from '#ledger/ledger'
+import { flagNegativeBalance, postLedgerTransaction } from '#ledger/ledger'
 import { holdConsumedPosting, holdReturnedPosting } from '#ledger/recipes'
 import { consumedFrom, returnMovesMoney } from '#payouts/hold_state'
 import { recordPayoutSent } from '#payouts/payout_confirmations'
@@ -200,16 +200,7 @@ function consumeHold(trx: TransactionClientContract, order: PayoutOrder, merchan
   order.holdState = 'consumed'
   return async () => {
     await postLedgerTransaction(trx, holdConsumedPosting(order, source))
-    if (wasReleased) {
-      const balance = await trx
-        .from('merchant_balances')
-        .where('merchant_id', merchant.id)
-        .select('balance')
-        .firstOrFail()
-      if (Number(balance.balance) < 0) {
-        await trx.from('merchants').where('id', merchant.id).update({ negative_balance_flag: true })
-      }
-    }
+    if (wasReleased) await flagNegativeBalance(trx, merchant.id)
   }
 }
 

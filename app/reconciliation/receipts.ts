@@ -233,15 +233,26 @@ export interface ClaimDescription {
   text: string
 }
 
-const PATH_WORDS: Record<ClaimPath, string> = {
-  match: 'matched automatically to',
-  attach: 'attached by an operator to',
-  late_credit: 'credited as the late payment of',
-  merchant_credit: 'credited to merchant',
-  return: 'returned to the payer',
-  slip_approval: 'approved with its slip:',
-  mark_paid: 'marked paid:',
-  upgrade: 'credited before the upgrade to',
+/** What the decision of a claim did, in the operators' words. */
+function whatItDid(claim: ReceiptClaim, order: string | null, merchant: string | null) {
+  switch (claim.path) {
+    case 'match':
+      return `matched automatically to ${order}`
+    case 'attach':
+      return `attached by an operator to ${order}`
+    case 'late_credit':
+      return `credited as the late payment of ${order}`
+    case 'merchant_credit':
+      return `credited to merchant ${merchant}`
+    case 'return':
+      return 'returned to the payer'
+    case 'slip_approval':
+      return `slip ${claim.slipId} of ${order} approved`
+    case 'mark_paid':
+      return `${order} marked paid`
+    case 'upgrade':
+      return `credited before the upgrade to ${order}`
+  }
 }
 
 export async function describeClaim(
@@ -260,13 +271,7 @@ export async function describeClaim(
     : null
   const platformOrderId: string | null = order?.platform_order_id ?? null
   const merchantPublicId: string | null = merchant?.merchant_id ?? null
-  let what: string
-  if (claim.path === 'merchant_credit') what = `${PATH_WORDS.merchant_credit} ${merchantPublicId}`
-  else if (claim.path === 'return') what = PATH_WORDS.return
-  else if (claim.path === 'slip_approval')
-    what = `slip ${claim.slipId} of ${platformOrderId} approved`
-  else if (claim.path === 'mark_paid') what = `${platformOrderId} marked paid`
-  else what = `${PATH_WORDS[claim.path]} ${platformOrderId}`
+  const what = whatItDid(claim, platformOrderId, merchantPublicId)
   const by = claim.path === 'match' ? '' : ` by ${claim.actor}`
   const request = claim.approvalRequestId ? ` (approval request #${claim.approvalRequestId})` : ''
   const when = formatGatewayDateTime(claim.claimedAt)

@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
-import Merchant from '#merchants/models/merchant'
 import { transitionPayment } from '#payments/payment_state'
 import {
   decisionComment,
@@ -9,7 +8,7 @@ import {
   paymentSnapshot,
   underlyingStatus,
 } from '#payments/payment_rules'
-import { postLedgerTransaction } from '#ledger/ledger'
+import { flagNegativeBalance, postLedgerTransaction } from '#ledger/ledger'
 import { receivableReversedPosting } from '#ledger/recipes'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
@@ -106,20 +105,7 @@ export async function reverseReceivable(input: Record<string, unknown>, actor: A
           reason: said,
         })
       }
-      if (account === 'available') {
-        const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
-        const balance = await trx
-          .from('merchant_balances')
-          .where('merchant_id', merchant.id)
-          .select('balance')
-          .firstOrFail()
-        if (Number(balance.balance) < 0) {
-          await trx
-            .from('merchants')
-            .where('id', merchant.id)
-            .update({ negative_balance_flag: true })
-        }
-      }
+      if (account === 'available') await flagNegativeBalance(trx, order.merchantId)
       const diff = changedValues(before, paymentSnapshot(order))
       await recordAudit(trx, actor, {
         action: 'payment.reverse_credit',
