@@ -5,6 +5,7 @@ import { ActionError } from '#core/validation'
 import { formatAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import type { StatementLineRow } from '#reconciliation/line_decision'
+import { senderBankOf } from '#reconciliation/statement_line'
 import {
   describeClaim,
   ReceiptClaimedError,
@@ -29,6 +30,8 @@ export interface SlipEvidence {
   slipId: number
   /** The transaction reference of the slip's mini-QR. */
   transRef: string | null
+  /** The sending bank's 3-digit code the mini-QR names, when it does. */
+  sendingBank: string | null
   /** What a source established of the transfer (amount, time), if any. */
   facts: { amount: number; transferredAt: Date | null } | null
 }
@@ -57,6 +60,7 @@ export function receivedAmount(receipt: PaymentReceipt) {
 export function slipEvidence(slip: {
   id: number
   transRef: string | null
+  sendingBank: string | null
   verification: Record<string, unknown> | null
 }): SlipEvidence {
   const facts = (slip.verification?.facts ?? null) as {
@@ -66,6 +70,7 @@ export function slipEvidence(slip: {
   return {
     slipId: slip.id,
     transRef: slip.transRef,
+    sendingBank: slip.sendingBank,
     facts:
       facts && typeof facts.amount === 'number'
         ? {
@@ -85,7 +90,8 @@ type LineWithClaim = StatementLineRow & { claim: ReceiptClaim | null }
  * receivable is written. In order:
  *
  * 1. the credit line carrying the slip's transaction reference;
- * 2. the one credit line with the amount and time a slip source gave;
+ * 2. the one credit line with the amount and time a slip source gave (of
+ *    several, the one whose description names the slip's sending bank);
  * 3. the credit line naming the order (its Ref1 or platform_order_id);
  * 4. the one unclaimed credit line of transfer_amount from the order's
  *    creation to now.
@@ -186,7 +192,12 @@ export async function locatePaymentReceipt(
           new Date(at + SLIP_LINE_SLACK_SECONDS * 1000),
         ])
     )
-    const open = lines.filter((line) => line.claim === null)
+    let open = lines.filter((line) => line.claim === null)
+    if (open.length > 1 && slip.sendingBank) {
+      // Several transfers of that amount that minute: the one from the slip's bank.
+      const fromBank = open.filter((line) => senderBankOf(line.description) === slip.sendingBank)
+      if (fromBank.length > 0) open = fromBank
+    }
     if (open.length === 1) return { kind: 'line', line: open[0], how: 'slip_facts' }
     if (open.length > 1) return { kind: 'ambiguous', lines: open }
     if (lines.length === 1) return identified(lines[0], 'slip_facts')

@@ -1,3 +1,4 @@
+import { BANKS, isBankCode } from '#core/banks'
 /** A statement line as a layout parser reads it, before import. */
 export interface ParsedStatementLine {
   /** Line number in the file (1 = first data line), for error messages. */
@@ -38,4 +39,14 @@ export function parseStatementAmount(text: string, lineNumber: number): number {
   const match = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(clean)
   if (!match) throw new StatementFormatError(`line ${lineNumber}: "${text}" is not an amount`)
   return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'))
+}
+
+/**
+ * The 3-digit interbank code of the bank a credit came from, as a
+ * statement's description names it ("TRANSFER FROM SCB X7890 …"), or null.
+ * What a slip's mini-QR calls its sending bank.
+ */
+export function senderBankOf(description: string): string | null {
+  const code = /\bFROM\s+([A-Z]{2,5})\b/i.exec(description)?.[1]?.toUpperCase()
+  return code && isBankCode(code) ? BANKS[code] : null
 }

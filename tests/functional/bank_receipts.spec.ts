@@ -14,6 +14,7 @@ import { returnStatementLine } from '#reconciliation/actions/return_statement_li
 import { reverseReceivable } from '#reconciliation/actions/reverse_receivable'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
+import { storeStatement } from '#reconciliation/statements'
 import { verifyReconciliation } from '#reconciliation/verify'
 import { verifyLedger, type LedgerDrift } from '#ledger/verify'
 import { readMerchantBalance } from '#ledger/ledger'
@@ -402,6 +403,59 @@ test.group('bank receipts: one transfer, one credit', (group) => {
       (await verifyReconciliation({ now: new Date(Date.now() + 25 * 3_600_000) })).problems,
       []
     )
+    await assertReconciled(assert)
+  })
+
+  test('two transfers of the amount in the same minute: the slip’s sending bank tells its line', async ({
+    assert,
+  }) => {
+    const { who, account, alice } = await setUp(null)
+    const order = await transferOrder(who, '650.00')
+    const transRef = sandboxTransRef()
+    const at = new Date()
+    // The bank's export carries no transaction reference; the provider knows the transfer.
+    await db.transaction((trx) =>
+      storeStatement(trx, {
+        account,
+        layout: 'sandbox',
+        fileName: `two-${transRef}`,
+        fileSha256: transRef.padEnd(64, '0'),
+        actor: TEST_ACTOR,
+        lines: [
+          {
+            lineNumber: 1,
+            lineAt: at,
+            direction: 'credit',
+            amount: order.transferAmount,
+            reference: null,
+            description: `SANDBOX TRANSFER ${transRef} FROM SCB X7890 SOMCHAI JAIDEE`,
+          },
+          {
+            lineNumber: 2,
+            lineAt: at,
+            direction: 'credit',
+            amount: order.transferAmount,
+            reference: null,
+            description: 'TRANSFER FROM KTB X1111 SOMSRI MEEDEE',
+          },
+        ],
+      })
+    )
+    const { slip } = await uploadSlip({
+      order,
+      image: await sandboxSlip({ transRef, amount: order.transferAmount, bankCode: 'SCB' }),
+      source: 'payment_page',
+      actor: { name: 'customer' },
+    })
+    await db
+      .from('payment_orders')
+      .where('id', order.id)
+      .update({ status: 'freeze', status_before_freeze: 'open' })
+    await reviewSlip({ slip_id: slip.id, ...APPROVE }, alice)
+    const claim = await db.from('receipt_claims').firstOrFail()
+    const line = await lineRow(Number(claim.statement_line_id))
+    assert.include(line.description, 'FROM SCB')
+    assert.equal(await credited(who), 64_025)
     await assertReconciled(assert)
   })
 
