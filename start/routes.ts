@@ -197,7 +197,8 @@ router
     | Reconciliation: one deposit account's bank days against the ledger, its
     | open items and exceptions, the last whole-database check; and the review
     | queue of payments credited before their bank line. Viewers read;
-    | operators run the check again.
+    | operators run the check again and account for a debit line no transfer
+    | claims (the statement-line page's money-out decisions).
     */
     const ReconciliationController = () => import('#admin/controllers/reconciliation_controller')
     const ReceivablesController = () => import('#admin/controllers/receivables_controller')
@@ -207,9 +208,17 @@ router
         router.get('/review/receivables', [ReceivablesController, 'index'])
       })
       .use(middleware.adminAuth({ role: 'viewer' }))
+    const StatementLinesController = () => import('#admin/controllers/statement_lines_controller')
     router
       .group(() => {
         router.post('/reconciliation/check', [ReconciliationController, 'check'])
+        // A debit line nothing accounts for: it is this transfer, or explained.
+        router
+          .post('/review/lines/:id/confirm-debit', [StatementLinesController, 'confirmDebit'])
+          .where('id', /^\d+$/)
+        router
+          .post('/review/lines/:id/explain-debit', [StatementLinesController, 'explainDebit'])
+          .where('id', /^\d+$/)
       })
       .use(middleware.adminAuth({ role: 'operator' }))
 
@@ -217,7 +226,8 @@ router
     | Orders: search of payments, withdrawals and settlements (filters, sort,
     | pages, saved views shared with the team, CSV export of every match),
     | the order page and its slip images (never a public URL). Viewers read;
-    | operators resend an order's callbacks (literal paths before :param ones).
+    | operators resend an order's callbacks and take back the credit of a
+    | payment whose bank line never came (literal paths before :param ones).
     */
     const OrdersController = () => import('#admin/controllers/orders_controller')
     router
@@ -238,6 +248,12 @@ router
       .group(() => {
         router
           .post('/orders/:platformOrderId/resend-callback', [OrdersController, 'resendCallback'])
+          .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
+        router
+          .post('/orders/:platformOrderId/reverse-receivable', [
+            OrdersController,
+            'reverseReceivable',
+          ])
           .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
       })
       .use(middleware.adminAuth({ role: 'operator' }))

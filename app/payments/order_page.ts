@@ -12,6 +12,7 @@ import { statementLinesCarrying } from '#slips/forensics'
 import { underlyingStatus } from '#payments/payment_rules'
 import {
   orderClaimView,
+  payoutConfirmationView,
   previewPaymentReceipt,
   previewReceived,
   receivedVersusTransfer,
@@ -262,10 +263,33 @@ async function paymentReceipt(order: PaymentOrder, merchant: Merchant) {
 }
 
 /**
+ * A withdrawal's or settlement's transfer out, tied to the bank
+ * (docs/reconciliation.md, "Money out"): `confirmed` by its debit line,
+ * `waiting` for it (an open item, since the payout succeeded), `open` (no
+ * money left yet: the payout is not final), `none` (it failed: nothing
+ * left), or `unrecorded` (a success without its transfer recorded:
+ * reconcile:verify's transfer_unrecorded).
+ */
+async function payoutBank(order: PayoutOrder) {
+  const confirmation = await payoutConfirmationView(order.id)
+  const state: 'confirmed' | 'waiting' | 'open' | 'none' | 'unrecorded' = confirmation
+    ? confirmation.line
+      ? 'confirmed'
+      : 'waiting'
+    : order.status === 'success'
+      ? 'unrecorded'
+      : PUBLIC_PAYOUT_STATUS[order.status] === 'open'
+        ? 'open'
+        : 'none'
+  return { state, confirmation, status: order.status }
+}
+
+/**
  * Everything the order page shows for one platform_order_id: the fields,
  * the timeline of its events (who, when, from → to, why), its ledger
  * postings, the statement line matched to it, its bank receipt (payments:
- * the claim that credited it, or what marking it paid would take), its
+ * the claim that credited it, or what marking it paid would take; payouts:
+ * the debit line that confirms the transfer, or the wait for it), its
  * slips and its callbacks with every attempt. Null: no such order.
  */
 export async function orderPage(platformOrderId: string) {
@@ -280,6 +304,7 @@ export async function orderPage(platformOrderId: string) {
   let status: string
   let slips: ReturnType<typeof slipDetails>[] = []
   let receipt: Awaited<ReturnType<typeof paymentReceipt>> | null = null
+  let bank: Awaited<ReturnType<typeof payoutBank>> | null = null
   if (kind === 'payments') {
     const order = await PaymentOrder.query()
       .where('platform_order_id', platformOrderId)
@@ -307,6 +332,7 @@ export async function orderPage(platformOrderId: string) {
     merchant = await Merchant.findOrFail(order.merchantId)
     status = order.status
     sections = payoutFields(order, merchant)
+    bank = await payoutBank(order)
   }
 
   const events = await orderTimeline(orderType, id)
@@ -327,6 +353,7 @@ export async function orderPage(platformOrderId: string) {
     postings: await postingsOf({ type: orderType, id: platformOrderId }),
     statementLine: await statementLineOf(orderType, id),
     receipt,
+    bank,
     slips,
     callbacks: await callbacksOf(orderType, id),
   }

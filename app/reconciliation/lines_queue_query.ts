@@ -1,20 +1,33 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
+import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import { formatAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
-import { lineClaimView, receivableOfLine, slipsOfLine } from '#reconciliation/receipt_views'
+import {
+  debitCandidates,
+  lineClaimView,
+  lineConfirmationView,
+  receivableOfLine,
+  slipsOfLine,
+} from '#reconciliation/receipt_views'
+
+/** The queue's status filter: credits unmatched or late, debits nothing accounts for. */
+export const LINES_QUEUE_STATUSES = ['unmatched', 'late', 'unexplained_debit'] as const
+export type LinesQueueStatus = (typeof LINES_QUEUE_STATUSES)[number]
 
 export interface LinesQueueFilters {
-  status?: 'unmatched' | 'late'
+  status?: LinesQueueStatus
   account?: number
   /** Only the lines this operator holds. */
   mineOf?: number
 }
 
 export function linesQueueFilters(qs: Record<string, unknown>, operatorId: number) {
-  const status = qs.status === 'late' || qs.status === 'unmatched' ? qs.status : undefined
+  const status = (LINES_QUEUE_STATUSES as readonly unknown[]).includes(qs.status)
+    ? (qs.status as LinesQueueStatus)
+    : undefined
   const account = Number(qs.account) || undefined
   return {
     status,
@@ -24,17 +37,54 @@ export function linesQueueFilters(qs: Record<string, unknown>, operatorId: numbe
 }
 
 /**
+ * The lines waiting for an operator (`l`: statement_lines), nobody decided
+ * yet: credits the matcher left unmatched or late, and debits that no
+ * transfer confirms (no payout_confirmations row names them: reconcile:verify's
+ * unexplained_debit) once the matcher judged them (`unmatched`). Decision
+ * and status first, for the queue index.
+ */
+function waitingLines(query: DatabaseQueryBuilderContract<any>, status?: LinesQueueStatus) {
+  const credits = status === 'unexplained_debit' ? [] : status ? [status] : ['unmatched', 'late']
+  const debits = status === undefined || status === 'unexplained_debit'
+  query
+    .whereNull('l.decision')
+    .whereIn(
+      'l.status',
+      debits && !credits.includes('unmatched') ? [...credits, 'unmatched'] : credits
+    )
+    .where((which) => {
+      if (credits.length > 0) {
+        which.orWhere((credit) =>
+          credit.where('l.direction', 'credit').whereIn('l.status', credits)
+        )
+      }
+      if (debits) {
+        which.orWhere((debit) =>
+          debit
+            .where('l.direction', 'debit')
+            .where('l.status', 'unmatched')
+            .whereNotExists((confirmed) =>
+              confirmed
+                .from('payout_confirmations as p')
+                .whereRaw('p.statement_line_id = l.id')
+                .select(db.raw('1'))
+            )
+        )
+      }
+    })
+  return query
+}
+
+/**
  * The queue: credit lines the matcher left to an operator (unmatched, late)
- * and nobody decided yet, oldest first, with who holds each and how long it
- * has waited (since it was imported).
+ * and debit lines no transfer confirms, nobody decided yet, oldest first,
+ * with who holds each and how long it has waited (since it was imported).
  */
 export async function linesQueue(filters: LinesQueueFilters, page: number, perPage = 25) {
-  const query = db
-    .from('statement_lines as l')
-    .join('deposit_accounts as a', 'a.id', 'l.deposit_account_id')
-    .whereNull('l.decision')
-    .whereIn('l.status', filters.status ? [filters.status] : ['unmatched', 'late'])
-    .where('l.direction', 'credit')
+  const query = waitingLines(
+    db.from('statement_lines as l').join('deposit_accounts as a', 'a.id', 'l.deposit_account_id'),
+    filters.status
+  )
   if (filters.account) query.where('l.deposit_account_id', filters.account)
   if (filters.mineOf) query.whereIn('l.id', itemsAssignedTo('lines', filters.mineOf))
   const result = await query
@@ -43,6 +93,7 @@ export async function linesQueue(filters: LinesQueueFilters, page: number, perPa
     .select(
       'l.id',
       'l.status',
+      'l.direction',
       'l.amount',
       'l.line_at',
       'l.reference',
@@ -64,6 +115,7 @@ export async function linesQueue(filters: LinesQueueFilters, page: number, perPa
     rows: rows.map((row) => ({
       id: Number(row.id),
       status: row.status,
+      direction: row.direction as 'credit' | 'debit',
       amount: formatAmount(Number(row.amount)),
       line_at: formatGatewayDateTime(row.line_at),
       reference: row.reference,
@@ -78,15 +130,9 @@ export async function linesQueue(filters: LinesQueueFilters, page: number, perPa
   }
 }
 
-/** Undecided lines waiting, per status: the tab's count. */
+/** Undecided lines waiting (credits unmatched or late, unexplained debits): the tab's count. */
 export async function linesQueueCount() {
-  const row = await db
-    .from('statement_lines')
-    .whereNull('decision')
-    .whereIn('status', ['unmatched', 'late'])
-    .where('direction', 'credit')
-    .count('* as total')
-    .first()
+  const row = await waitingLines(db.from('statement_lines as l')).count('* as total').first()
   return Number(row?.total ?? 0)
 }
 
@@ -104,7 +150,9 @@ export function payerFromDescription(description: string) {
  * open receivable it belongs to, the slips naming its transfer, and the
  * payment orders it may pay: named by its reference or note, or on the
  * same account with an amount within 1 THB and an order time within a day
- * of the line.
+ * of the line. A debit instead: the transfer it confirms (or the operator's
+ * explanation), or, while nothing accounts for it, the transfers of its
+ * amount it may be.
  */
 export async function linePage(id: number) {
   const row = await db
@@ -126,55 +174,26 @@ export async function linePage(id: number) {
   if (!row) return null
   const amount = Number(row.amount)
   const lineAt = new Date(row.line_at)
+  const isDebit = row.direction === 'debit'
   const named = [row.reference, row.note].filter(
     (value): value is string => typeof value === 'string' && value.length > 0
   )
-  const candidates = await db
-    .from('payment_orders as o')
-    .join('merchants as m', 'm.id', 'o.merchant_id')
-    .where('o.deposit_account_id', row.deposit_account_id)
-    .where((query) => {
-      if (named.length > 0) {
-        query.whereIn('o.platform_order_id', named).orWhereIn('o.payment_reference', named)
-      }
-      query.orWhere((near) =>
-        near
-          .whereBetween('o.transfer_amount', [amount - 100, amount + 100])
-          .whereBetween('o.order_at', [
-            new Date(lineAt.getTime() - 86_400_000),
-            new Date(lineAt.getTime() + 3_600_000),
-          ])
-      )
-    })
-    .orderByRaw('ABS(o.transfer_amount - ?)', [amount])
-    .orderByRaw('ABS(TIMESTAMPDIFF(SECOND, o.order_at, ?))', [lineAt])
-    .limit(10)
-    .select(
-      'o.platform_order_id',
-      'o.status',
-      'o.status_before_freeze',
-      'o.amount',
-      'o.transfer_amount',
-      'o.order_at',
-      'o.expire_at',
-      'o.error_reason',
-      'o.payment_reference',
-      'm.merchant_id',
-      'm.name as merchant_name'
-    )
+  const candidates = isDebit ? [] : await paymentCandidates(row, amount, lineAt, named)
   const held = (await assignmentsOf('lines', [id])).get(String(id)) ?? null
   // Merchants who take payments on this account: the usual choice for a credit.
-  const merchants = await db
-    .from('merchants as m')
-    .whereExists((sub) =>
-      sub
-        .from('payment_orders as o')
-        .whereRaw('o.merchant_id = m.id')
-        .where('o.deposit_account_id', row.deposit_account_id)
-    )
-    .orderBy('m.merchant_id')
-    .limit(50)
-    .select('m.merchant_id', 'm.name')
+  const merchants = isDebit
+    ? []
+    : await db
+        .from('merchants as m')
+        .whereExists((sub) =>
+          sub
+            .from('payment_orders as o')
+            .whereRaw('o.merchant_id = m.id')
+            .where('o.deposit_account_id', row.deposit_account_id)
+        )
+        .orderBy('m.merchant_id')
+        .limit(50)
+        .select('m.merchant_id', 'm.name')
   const payer = payerFromDescription(row.description ?? '')
   const pending = await db
     .from('approval_requests')
@@ -196,10 +215,21 @@ export async function linePage(id: number) {
         status: row.status,
       })
   const slips = await slipsOfLine(row.trans_ref ?? null, Number(row.deposit_account_id))
+  // Money out: what the debit confirms; else the transfers it may be (none once explained).
+  const confirmation = isDebit ? await lineConfirmationView(id) : null
+  const transfers =
+    isDebit && !confirmation && !row.decision
+      ? await debitCandidates({
+          deposit_account_id: Number(row.deposit_account_id),
+          amount,
+          line_at: lineAt,
+        })
+      : []
   return {
     claim,
     receivable,
     slips,
+    debit: isDebit ? { confirmation, transfers } : null,
     pending: pending
       ? {
           id: Number(pending.id),
@@ -236,33 +266,79 @@ export async function linePage(id: number) {
         : null,
     },
     held,
-    candidates: candidates.map((order) => {
-      const why: string[] = []
-      if (named.includes(order.platform_order_id) || named.includes(order.payment_reference)) {
-        why.push('named by the line')
-      }
-      if (Number(order.transfer_amount) === amount) why.push('same amount')
-      else
-        why.push(`amount off by ${formatAmount(Math.abs(Number(order.transfer_amount) - amount))}`)
-      return {
-        platform_order_id: order.platform_order_id,
-        status:
-          order.status === 'error' && order.error_reason
-            ? `error (${order.error_reason})`
-            : order.status,
-        amount: formatAmount(Number(order.amount)),
-        transfer_amount: formatAmount(Number(order.transfer_amount)),
-        exact: Number(order.transfer_amount) === amount,
-        order_at: formatGatewayDateTime(order.order_at),
-        merchant_id: order.merchant_id,
-        merchant_name: order.merchant_name,
-        why: why.join(', '),
-      }
-    }),
+    candidates,
     merchants: merchants.map((merchant) => ({
       value: merchant.merchant_id,
       label: `${merchant.merchant_id} · ${merchant.name}`,
     })),
     payer,
   }
+}
+
+/**
+ * The payment orders a credit line may pay: named by its reference or
+ * note, or on the same account with an amount within 1 THB and an order
+ * time within a day of the line.
+ */
+async function paymentCandidates(
+  row: Record<string, any>,
+  amount: number,
+  lineAt: Date,
+  named: string[]
+) {
+  const candidates = await db
+    .from('payment_orders as o')
+    .join('merchants as m', 'm.id', 'o.merchant_id')
+    .where('o.deposit_account_id', row.deposit_account_id)
+    .where((query) => {
+      if (named.length > 0) {
+        query.whereIn('o.platform_order_id', named).orWhereIn('o.payment_reference', named)
+      }
+      query.orWhere((near) =>
+        near
+          .whereBetween('o.transfer_amount', [amount - 100, amount + 100])
+          .whereBetween('o.order_at', [
+            new Date(lineAt.getTime() - 86_400_000),
+            new Date(lineAt.getTime() + 3_600_000),
+          ])
+      )
+    })
+    .orderByRaw('ABS(o.transfer_amount - ?)', [amount])
+    .orderByRaw('ABS(TIMESTAMPDIFF(SECOND, o.order_at, ?))', [lineAt])
+    .limit(10)
+    .select(
+      'o.platform_order_id',
+      'o.status',
+      'o.status_before_freeze',
+      'o.amount',
+      'o.transfer_amount',
+      'o.order_at',
+      'o.expire_at',
+      'o.error_reason',
+      'o.payment_reference',
+      'm.merchant_id',
+      'm.name as merchant_name'
+    )
+  return candidates.map((order) => {
+    const why: string[] = []
+    if (named.includes(order.platform_order_id) || named.includes(order.payment_reference)) {
+      why.push('named by the line')
+    }
+    if (Number(order.transfer_amount) === amount) why.push('same amount')
+    else why.push(`amount off by ${formatAmount(Math.abs(Number(order.transfer_amount) - amount))}`)
+    return {
+      platform_order_id: order.platform_order_id,
+      status:
+        order.status === 'error' && order.error_reason
+          ? `error (${order.error_reason})`
+          : order.status,
+      amount: formatAmount(Number(order.amount)),
+      transfer_amount: formatAmount(Number(order.transfer_amount)),
+      exact: Number(order.transfer_amount) === amount,
+      order_at: formatGatewayDateTime(order.order_at),
+      merchant_id: order.merchant_id,
+      merchant_name: order.merchant_name,
+      why: why.join(', '),
+    }
+  })
 }

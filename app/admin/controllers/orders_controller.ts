@@ -22,7 +22,7 @@ import {
   type OrderKind,
   type OrderSort,
 } from '#payments/orders_query'
-import { orderPage } from '#payments/order_page'
+import { orderPage, type OrderPage } from '#payments/order_page'
 import SavedOrderView from '#payments/models/saved_order_view'
 import { saveOrderView } from '#payments/actions/save_order_view'
 import { deleteOrderView } from '#payments/actions/delete_order_view'
@@ -37,6 +37,11 @@ import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_reques
 import { FREEZE_REASON_CODES } from '#payments/actions/freeze_payment'
 import { UNFREEZE_REASON_CODES } from '#payments/actions/unfreeze_payment'
 import { MARK_PAID_REASON_CODES } from '#payments/actions/mark_payment_paid'
+import {
+  reverseReceivable,
+  REVERSE_CREDIT_REASON_CODES,
+} from '#reconciliation/actions/reverse_receivable'
+import { formatAmount } from '#core/money'
 
 const PER_PAGE = 25
 
@@ -60,25 +65,38 @@ const codeOptions = (codes: readonly string[]) =>
 /**
  * Which decisions the order page offers on a payment now (the actions check
  * again): freeze an open or paid order, unfreeze a frozen one, mark an open
- * one (or one frozen while open) paid unless a request for it is pending.
+ * one (or one frozen while open) paid unless a request for it is pending,
+ * take back the credit of a paid one whose claim is an open receivable (its
+ * bank line never came).
  */
-async function paymentDecisions(platformOrderId: string) {
+async function paymentDecisions(order: OrderPage) {
+  const platformOrderId = order.platformOrderId
   const payment = await PaymentOrder.findByOrFail('platform_order_id', platformOrderId)
   const underlying = payment.status === 'freeze' ? payment.statusBeforeFreeze : payment.status
   const pending = await ApprovalRequest.query()
     .where('pending_key', pendingKeyOf('mark_paid', { type: 'payment', id: platformOrderId }))
     .first()
+  const claim = order.receipt?.claim ?? null
+  const paid = underlying === 'unsettled_paid' || underlying === 'settled_paid'
   return {
     canFreeze: payment.status === 'open' || payment.status === 'unsettled_paid',
     canUnfreeze: payment.status === 'freeze',
     canMarkPaid: underlying === 'open' && !pending,
+    canReverse: Boolean(claim?.open) && paid,
+    /** Where a reversal takes the credit from, and whether the order is frozen by it. */
+    reverseFrom: underlying === 'settled_paid' ? 'available' : 'unsettled',
+    reverseCredit: claim ? { credited: claim.credited, fee: claim.fee } : null,
     frozenFrom: payment.status === 'freeze' ? payment.statusBeforeFreeze : null,
     pending: pending ? { id: pending.id, requested_by: pending.requestedByActor } : null,
     freezeCodes: codeOptions(FREEZE_REASON_CODES),
     unfreezeCodes: codeOptions(UNFREEZE_REASON_CODES),
     markPaidCodes: codeOptions(MARK_PAID_REASON_CODES),
+    reverseCodes: codeOptions(REVERSE_CREDIT_REASON_CODES),
   }
 }
+
+/** The reversal form's fields: a refusal on the order itself goes on top of the page. */
+const REVERSE_FORM_FIELDS = ['reason_code', 'comment'] as const
 
 /**
  * Orders: the search of payments, withdrawals and settlements (filters,
@@ -233,7 +251,7 @@ export default class OrdersController {
       kindLabel: KIND_LABELS[order.kind].replace(/s$/, ''),
       tone: statusTone(order.status),
       auditHref: `/admin/audit?target=${order.orderType}:${order.platformOrderId}`,
-      decisions: order.kind === 'payments' ? await paymentDecisions(order.platformOrderId) : null,
+      decisions: order.kind === 'payments' ? await paymentDecisions(order) : null,
       decision: session.flashMessages.get('decision') ?? null,
     })
   }
@@ -278,6 +296,38 @@ export default class OrdersController {
           `/admin/orders/${encodeURIComponent(platformOrderId)}#callbacks`
         )
       }
+    )
+  }
+
+  /**
+   * Takes back the credit of a payment credited before its bank line, which
+   * never came (reverseReceivable): the merchant's unsettled balance is
+   * debited, the order frozen for review; no callback (operators; audited).
+   */
+  async reverseReceivable(ctx: HttpContext) {
+    const platformOrderId = String(ctx.params.platformOrderId)
+    ctx.session.flash('decision', 'reverse_receivable')
+    return submitAction(
+      ctx,
+      (actor) =>
+        reverseReceivable(
+          {
+            platform_order_id: platformOrderId,
+            reason_code: ctx.request.input('reason_code'),
+            comment: ctx.request.input('comment'),
+          },
+          actor
+        ),
+      (result) => {
+        ctx.session.flash(
+          'success',
+          `${result.order.platformOrderId}: credit taken back, ${formatAmount(result.reversed)} THB debited from the merchant (fee ${formatAmount(result.fee)}); the order is ${result.order.status}. No callback is sent: tell the merchant.`
+        )
+        return ctx.response.redirect(
+          `/admin/orders/${encodeURIComponent(platformOrderId)}#bank-receipt`
+        )
+      },
+      { formFields: REVERSE_FORM_FIELDS }
     )
   }
 }

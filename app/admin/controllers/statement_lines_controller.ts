@@ -13,6 +13,11 @@ import {
   returnStatementLine,
   RETURN_LINE_REASON_CODES,
 } from '#reconciliation/actions/return_statement_line'
+import { confirmDebitLine } from '#reconciliation/actions/confirm_debit_line'
+import {
+  explainDebitLine,
+  EXPLAIN_DEBIT_REASON_CODES,
+} from '#reconciliation/actions/explain_debit_line'
 import { linePage, linesQueue, linesQueueFilters } from '#reconciliation/lines_queue_query'
 import { depositAccountChoices } from '#reconciliation/statements_query'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
@@ -87,12 +92,19 @@ async function decide(
   return `line #${lineId}: ${formatAmount(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
 }
 
+/** The fields of the debit forms: a refusal on any other goes on top of the page. */
+const CONFIRM_DEBIT_FIELDS = ['platform_order_id', 'returned_line_id', 'comment'] as const
+const EXPLAIN_DEBIT_FIELDS = ['reason_code', 'comment'] as const
+
 /**
  * The statement-line queue: credits the matcher left to an operator
- * (unmatched, late), who holds them and for how long; a line's page with
- * the orders it may pay and the three decisions (attach, credit the
- * merchant, return to the payer), each with a reason code and a comment.
- * Viewers read; operators decide, one line or many (a result per line).
+ * (unmatched, late) and debits no transfer confirms, who holds them and for
+ * how long; a credit line's page with the orders it may pay and the three
+ * decisions (attach, credit the merchant, return to the payer), each with a
+ * reason code and a comment; a debit line's page with the transfer it
+ * confirms, or the transfers it may be and its two decisions (it is this
+ * transfer, explain it). Viewers read; operators decide, one line or many
+ * (a result per line).
  */
 export default class StatementLinesController {
   async index(ctx: HttpContext) {
@@ -128,6 +140,7 @@ export default class StatementLinesController {
       attachCodes: options(ATTACH_LINE_REASON_CODES),
       creditCodes: options(CREDIT_LINE_REASON_CODES),
       returnCodes: options(RETURN_LINE_REASON_CODES),
+      explainCodes: options(EXPLAIN_DEBIT_REASON_CODES),
       banks: Object.keys(BANKS).map((code) => ({ value: code, label: code })),
     })
   }
@@ -173,6 +186,58 @@ export default class StatementLinesController {
         ctx.session.flash('success', message)
         return ctx.response.redirect(`/admin/review/lines/${lineId}`)
       }
+    )
+  }
+
+  /**
+   * "It is this transfer": the debit of the URL is the payout named by its
+   * platform_order_id (a pending one is completed by it) or the return of
+   * the credit line named by returned_line_id (confirmDebitLine).
+   */
+  async confirmDebit(ctx: HttpContext) {
+    const lineId = String(Number(ctx.params.id) || 0)
+    const fields = ctx.request.only(['platform_order_id', 'returned_line_id', 'comment'])
+    // An empty box is no answer: the action wants exactly one of the two.
+    const given = (value: unknown) =>
+      typeof value === 'string' && value.trim() === '' ? undefined : (value ?? undefined)
+    return submitAction(
+      ctx,
+      (actor) =>
+        confirmDebitLine(
+          {
+            statement_line_id: lineId,
+            platform_order_id: given(fields.platform_order_id),
+            returned_line_id: given(fields.returned_line_id),
+            comment: fields.comment,
+          },
+          actor
+        ),
+      (result) => {
+        ctx.session.flash(
+          'success',
+          `line #${result.lineId} confirms ${result.what}: ${formatAmount(result.amount)} THB left the bank for it`
+        )
+        return ctx.response.redirect(`/admin/review/lines/${lineId}`)
+      },
+      { formFields: CONFIRM_DEBIT_FIELDS }
+    )
+  }
+
+  /** "Explain it": the debit of the URL is a bank charge or correction (explainDebitLine). */
+  async explainDebit(ctx: HttpContext) {
+    const lineId = String(Number(ctx.params.id) || 0)
+    const fields = ctx.request.only(['reason_code', 'comment'])
+    return submitAction(
+      ctx,
+      (actor) => explainDebitLine({ statement_line_id: lineId, ...fields }, actor),
+      (result) => {
+        ctx.session.flash(
+          'success',
+          `line #${result.lineId} explained: ${formatAmount(result.amount)} THB booked as the gateway's bank charges; no merchant balance moves`
+        )
+        return ctx.response.redirect(`/admin/review/lines/${lineId}`)
+      },
+      { formFields: EXPLAIN_DEBIT_FIELDS }
     )
   }
 
