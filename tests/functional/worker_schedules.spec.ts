@@ -74,6 +74,7 @@ test.group('worker schedules survive Redis losing its data', (group) => {
       'sweep-credentials',
       'sweep-pending-slips',
       'sweep-approval-requests',
+      'verify-reconciliation',
     ])
     assert.deepEqual(response.json.workers, [])
   })
