@@ -97,6 +97,15 @@ async function fail(orderId: number) {
   })
 }
 
+/**
+ * Waits, when the next Bangkok hour (and so, at midnight, day) begins within
+ * `ms`, until it has begun: the creates of a test then all count in one hour.
+ */
+async function clearOfHourBoundary(ms: number) {
+  const toNextHour = 3_600_000 - (Date.now() % 3_600_000)
+  if (toNextHour < ms) await new Promise((resolve) => setTimeout(resolve, toNextHour + 200))
+}
+
 /** The answers other than 200, for an assertion's message. */
 function failures(responses: Array<Awaited<ReturnType<typeof create>>>) {
   return responses
@@ -131,6 +140,8 @@ test.group('deposit usage counters and slots, two gateway processes', (group) =>
       priority: 10,
     })
     const byCount = await createDepositAccount({ dailyCountLimit: 15 })
+    // The counters are per Bangkok hour and day: not across a boundary.
+    await clearOfHourBoundary(10_000)
     const responses = await Promise.all(
       Array.from({ length: 80 }, (_, i) => create(who, '100.00', i % 2 ? second.url : undefined))
     )
@@ -179,6 +190,7 @@ test.group('deposit usage counters and slots, two gateway processes', (group) =>
     const limited = await createDepositAccount({ priority: 10, dailyCountLimit: 30 })
     const other = await createDepositAccount({ bank: 'SCB', promptpayId: '0899999999' })
     const amounts = ['100.00', '100.00', '100.01', '250.00', '100.00']
+    await clearOfHourBoundary(10_000)
     const responses = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
         create(who, amounts[i % amounts.length], i % 2 ? second.url : undefined)
