@@ -77,6 +77,8 @@ export type ScannedRoutes = {
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
     'reconciliation.check': { paramsTuple?: []; params?: {} }
+    'statement_lines.confirm_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_lines.explain_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.index': { paramsTuple?: []; params?: {} }
     'orders.export': { paramsTuple?: []; params?: {} }
     'orders.save_view': { paramsTuple?: []; params?: {} }
@@ -84,6 +86,7 @@ export type ScannedRoutes = {
     'orders.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'orders.slip_image': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'orders.reverse_receivable': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'review.frozen': { paramsTuple?: []; params?: {} }
     'review.slips': { paramsTuple?: []; params?: {} }
     'review.slip': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
@@ -235,9 +238,12 @@ export type ScannedRoutes = {
     'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.store': { paramsTuple?: []; params?: {} }
     'reconciliation.check': { paramsTuple?: []; params?: {} }
+    'statement_lines.confirm_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_lines.explain_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.save_view': { paramsTuple?: []; params?: {} }
     'orders.delete_view': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'orders.resend_callback': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
+    'orders.reverse_receivable': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'review.assign': { paramsTuple?: []; params?: {} }
     'failed_callbacks.resend': { paramsTuple?: []; params?: {} }
     'review.reject_slips': { paramsTuple?: []; params?: {} }
