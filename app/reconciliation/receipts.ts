@@ -309,9 +309,14 @@ export async function claimOfLine(client: QueryClientContract, lineId: number) {
   return row ? toClaim(row) : null
 }
 
-/** The claim that credited a payment order, if any. */
-export async function claimOfOrder(client: QueryClientContract, paymentOrderId: number) {
-  const row = await client.from('receipt_claims').where('payment_order_id', paymentOrderId).first()
+/** The claim that credited a payment order, if any; locked (FOR UPDATE) with `lock`. */
+export async function claimOfOrder(
+  client: QueryClientContract,
+  paymentOrderId: number,
+  options: { lock?: boolean } = {}
+) {
+  const query = client.from('receipt_claims').where('payment_order_id', paymentOrderId)
+  const row = options.lock ? await query.forUpdate().first() : await query.first()
   return row ? toClaim(row) : null
 }
 
@@ -394,7 +399,9 @@ export async function clearReceivables(
       ]
     )
     if (Number(result.affectedRows) !== 1) {
-      throw new Error(`receivable ${clearing.claimId} was cleared by another line meanwhile`)
+      throw ActionError.general(
+        `the receivable ${clearing.claimId} was cleared by another line, or reversed, meanwhile`
+      )
     }
   }
 }

@@ -166,7 +166,8 @@ export async function prepareAttachLine(
   }
   const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
-  const credited = await claimOfOrder(trx, order.id)
+  // Locked: a line the matcher clears it with meanwhile is seen before deciding.
+  const credited = await claimOfOrder(trx, order.id, { lock: true })
   if (credited && credited.statementLineId === null) {
     // Credited before its line: this line clears the receivable. Another
     // amount than expected changes the credit to what arrived, by decision.
