@@ -98,6 +98,12 @@ export interface ClaimView {
   fee: string
   claimed: string | null
   cleared: string | null
+  /**
+   * The claim was a receivable a later line cleared. Compared on the stored
+   * instants (a claim written with its line has cleared_at = claimed_at), not
+   * on the formatted minutes, which are equal when the line came quickly.
+   */
+  cleared_receivable: boolean
   age: string
   age_class: string
   expected_from: string | null
@@ -145,6 +151,8 @@ export async function claimView(claim: ReceiptClaim, now = DateTime.now()): Prom
     fee: formatAmount(claim.fee),
     claimed: formatGatewayDateTime(claim.claimedAt),
     cleared: formatGatewayDateTime(claim.clearedAt),
+    cleared_receivable:
+      claim.clearedAt !== null && claim.clearedAt.getTime() > claim.claimedAt.getTime(),
     age: ageLabel(claim.claimedAt, now),
     age_class: ageClass(claim.claimedAt, now),
     expected_from: formatGatewayDateTime(claim.expectedFrom),
