@@ -207,7 +207,7 @@ const workerArgs = process.env.WORKER_CONCURRENCY
   : []
 
 let sequence = 0
-/** A fresh `time` (fraction differs each call: identical signed bytes are refused as a replay). */
+/** A fresh `time` (fraction differs each call: identical signed bytes would get the first answer, not run). */
 const freshTime = () => Math.floor(Date.now() / 1000) + (++sequence % 1_000_000) / 1_000_000
 const authFields = () => ({
   merchant_id: merchant.merchantId,

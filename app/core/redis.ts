@@ -46,7 +46,7 @@ export async function redisUsable(connection: Redis, waitMs = REDIS_COMMAND_TIME
 
 /**
  * The process's Redis connections. `main` serves commands issued by the web
- * and worker code (replay store, rate limits, worker status); BullMQ gets its
+ * and worker code (rate limits, worker status, cache invalidations); BullMQ gets its
  * own connections because blocking commands must not share a socket.
  */
 export class RedisConnections {
@@ -64,8 +64,8 @@ export class RedisConnections {
           enableOfflineQueue: true,
           connectTimeout: 2000,
           commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-          // The commands concurrent requests send in one tick (rate limits,
-          // replay claims) leave in one write: a socket write costs more here
+          // The commands concurrent requests send in one tick (rate limits)
+          // leave in one write: a socket write costs more here
           // than the command.
           enableAutoPipelining: true,
         })

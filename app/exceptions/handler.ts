@@ -6,6 +6,8 @@ import { GatewayError } from '#exceptions/gateway_error'
 import { clientAborted, dependencyOutage } from '#exceptions/dependency_outage'
 import { sendError } from '#merchant_api/envelope'
 import { ActionError } from '#core/validation'
+import { RequestAlreadyProcessed } from '#core/merchant_requests'
+import { answerAgain } from '#merchant_api/stored_answers'
 
 /** Identifiers for framework errors that carry only an HTTP status. */
 const IDENTIFIER_BY_STATUS: Record<number, string> = {
@@ -53,6 +55,8 @@ export default class HttpExceptionHandler extends ExceptionHandler {
   protected renderStatusPages = false
 
   async handle(error: unknown, ctx: HttpContext) {
+    // The same bytes ran on another process meanwhile: its answer is this one's.
+    if (error instanceof RequestAlreadyProcessed && (await answerAgain(ctx, error.key))) return
     if (isRouteNotFound(error) && router.match(ctx.request.url(), 'POST', false)) {
       error = await refuseMethod(ctx).catch((refusal) => refusal)
     }

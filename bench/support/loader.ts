@@ -1,7 +1,7 @@
 /*
 | The HTTP loader of `npm run bench`: autocannon, keep-alive connections over
 | HTTPS, every request built and signed just before it is sent (a fresh body:
-| the gateway refuses the same signed bytes twice as a replay).
+| the same signed bytes twice would get the first answer, not run).
 */
 import autocannon from 'autocannon'
 import { createHmac } from 'node:crypto'

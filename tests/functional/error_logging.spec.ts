@@ -46,7 +46,7 @@ test.group('error logging levels', (group) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr', hourlyCountLimit: 0 })
     await updatePlatforms({ depositEnabled: false })
-    // Each request its own merchant_order_id: identical signed bytes would be refused as a replay.
+    // Each request its own merchant_order_id: identical signed bytes would get the first answer again.
     const killswitch = await signedPost('/payment/create', who, authBody(who, ORDER), {
       baseUrl: gateway.url,
     })

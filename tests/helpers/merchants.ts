@@ -85,8 +85,9 @@ let freshness = 0
 /**
  * The current epoch seconds with a fraction that differs on every call, so
  * that two requests built in the same second are not byte-identical: the
- * gateway refuses identical signed bytes as a replay. (A fractional `time` is
- * valid; the server ignores the fraction.)
+ * gateway answers identical signed bytes with the first answer, without
+ * running them. (A fractional `time` is valid; the server ignores the
+ * fraction.)
  */
 export function freshTime() {
   freshness = (freshness + 1) % 1_000_000
@@ -95,7 +96,7 @@ export function freshTime() {
 
 /**
  * The JSON body of an authenticated call, serialised once. Each call is a
- * fresh request (see freshTime); send the returned string twice to replay it.
+ * fresh request (see freshTime); send the returned string twice to send the same request again.
  */
 export function authBody(
   who: TestMerchant,

@@ -35,4 +35,6 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/sweep_credentials_job')).default as Handler,
   [JOBS.sweepApprovalRequests.name]: async () =>
     (await import('#jobs/sweep_approval_requests_job')).default as Handler,
+  [JOBS.purgeMerchantRequests.name]: async () =>
+    (await import('#jobs/purge_merchant_requests_job')).default as Handler,
 }

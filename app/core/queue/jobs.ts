@@ -133,6 +133,13 @@ export const JOBS = {
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   },
+  /** Forgets the answers of merchant requests older than a day (the same request, the same answer). */
+  purgeMerchantRequests: {
+    queue: 'operations',
+    name: 'merchant-requests.purge',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
 } as const satisfies Record<string, JobDefinition>
 
 export type JobKey = keyof typeof JOBS
@@ -163,6 +170,7 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
     everyMs: queueConfig.sweepIntervalMs,
   },
   { id: 'verify-reconciliation', job: 'verifyReconciliation', everyMs: 24 * 3_600_000 },
+  { id: 'purge-merchant-requests', job: 'purgeMerchantRequests', everyMs: 3_600_000 },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
 ]

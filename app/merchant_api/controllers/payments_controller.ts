@@ -40,7 +40,12 @@ export default class PaymentsController {
 
   async #create(ctx: HttpContext, type: PaymentType) {
     const input = await validatePaymentCreate(ctx.merchantRequest.body)
-    const { order, platform } = await this.createPayment.execute(ctx.merchant, type, input)
+    const { order, platform } = await this.createPayment.execute(
+      ctx.merchant,
+      type,
+      input,
+      ctx.requestKey
+    )
     sendSuccess(ctx, presentCreatedPayment(order, platform, order.depositAccount))
   }
 }

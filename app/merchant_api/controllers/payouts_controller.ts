@@ -18,7 +18,7 @@ export default class PayoutsController {
   /** POST /withdraw/create */
   async createWithdraw(ctx: HttpContext) {
     const input = await validatePayoutCreate(ctx.merchantRequest.body)
-    const order = await this.createPayout.execute(ctx.merchant, 'withdraw', input)
+    const order = await this.createPayout.execute(ctx.merchant, 'withdraw', input, ctx.requestKey)
     sendSuccess(ctx, presentCreatedWithdraw(order))
   }
 
@@ -35,7 +35,7 @@ export default class PayoutsController {
   /** POST /thb-settlement/create */
   async createSettlement(ctx: HttpContext) {
     const input = await validatePayoutCreate(ctx.merchantRequest.body)
-    const order = await this.createPayout.execute(ctx.merchant, 'settlement', input)
+    const order = await this.createPayout.execute(ctx.merchant, 'settlement', input, ctx.requestKey)
     sendSuccess(ctx, presentCreatedSettlement(order))
   }
 

@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { sendSuccess } from '#merchant_api/envelope'
+import { sendSerialized, successBody } from '#merchant_api/envelope'
+import { keepAnswer } from '#merchant_api/stored_answers'
 import { validateSlipUpload } from '#merchant_api/validators/slip_upload'
 import { presentSlipUpload } from '#merchant_api/presenters/slip_presenter'
 import { findMerchantPayment } from '#payments/find_payment'
@@ -24,8 +25,12 @@ export default class SlipsController {
           ip: ctx.request.ip(),
           requestId: ctx.request.id() ?? null,
         },
+        request: ctx.requestKey,
       })
-      sendSuccess(ctx, presentSlipUpload(result))
+      const body = successBody(presentSlipUpload(result))
+      sendSerialized(ctx, 200, body)
+      // The answer as sent: the slip's verification may change later, its answer not.
+      if (ctx.requestKey) await keepAnswer(ctx.requestKey, 200, body)
     } catch (error) {
       if (error instanceof SlipUploadLimitError) {
         ctx.response.header('Retry-After', String(error.retryAfterSeconds))

@@ -16,7 +16,11 @@ export function presentCreatedWithdraw(order: PayoutOrder) {
   }
 }
 
-/** /thb-settlement/create: with the flat fee and status open. */
+/**
+ * /thb-settlement/create: with the flat fee and status open, the status of
+ * every order just created (and of this answer sent again later, whatever
+ * the order became: /thb-settlement/query tells that).
+ */
 export function presentCreatedSettlement(order: PayoutOrder) {
   return {
     platform_order_id: order.platformOrderId,
@@ -27,7 +31,7 @@ export function presentCreatedSettlement(order: PayoutOrder) {
     bank: order.bank,
     account_no: order.accountNo,
     account_name: order.accountName,
-    status: PUBLIC_PAYOUT_STATUS[order.status],
+    status: PUBLIC_PAYOUT_STATUS.new,
   }
 }
 

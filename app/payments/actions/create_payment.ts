@@ -31,6 +31,13 @@ import {
   reserveMerchantOrderIdStatement,
 } from '#merchants/merchant_order_ids'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import {
+  isRequestTaken,
+  linkOrderStatement,
+  RequestAlreadyProcessed,
+  requestStatement,
+  type RequestKey,
+} from '#core/merchant_requests'
 import { createdOrderEventStatement } from '#core/order_events'
 import {
   batchTransaction,
@@ -70,7 +77,16 @@ type AttemptOutcome =
  * from the locked row.
  */
 export class CreatePayment {
-  async execute(merchant: Merchant, type: PaymentType, input: PaymentCreateInput) {
+  /**
+   * `request`: the merchant's request, written with the order so that it runs
+   * once (RequestAlreadyProcessed when it already ran or runs now).
+   */
+  async execute(
+    merchant: Merchant,
+    type: PaymentType,
+    input: PaymentCreateInput,
+    request?: RequestKey
+  ) {
     if (!merchant.paymentEnabled) {
       throw GatewayError.permissionDenied('payments are disabled for this merchant')
     }
@@ -102,7 +118,9 @@ export class CreatePayment {
     )
     const refusals: string[] = []
     for (const candidate of candidates) {
-      const outcome = await withDeadlockRetry(() => this.#attempt(merchant, type, input, candidate))
+      const outcome = await withDeadlockRetry(() =>
+        this.#attempt(merchant, type, input, candidate, request)
+      )
       // No job is queued for the order's expiry: the worker's expiry sweep finds it by expire_at.
       if (outcome.ok) return { order: outcome.order, platform }
       refusals.push(outcome.reason)
@@ -125,6 +143,7 @@ export class CreatePayment {
     type: PaymentType,
     input: PaymentCreateInput,
     candidate: DepositAccount,
+    request: RequestKey | undefined,
     afterSlotRepair = false,
     fromLockedRow = false
   ): Promise<AttemptOutcome> {
@@ -144,24 +163,34 @@ export class CreatePayment {
       return await batchTransaction(async (trx) => {
         // The merchant_order_id, the account share-locked, and the amount
         // itself as transfer_amount when the account adjusts amounts.
+        // The request first: a duplicate of it waits here for this attempt's end.
         const opening = [
+          ...(request ? [requestStatement(request, 'payment')] : []),
           reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId),
           lockAccountStatement(candidate.id),
           ...(takesSlot ? [takeAmountStatement(candidate.id, input.amount)] : []),
         ]
+        const lockAt = request ? 2 : 1
         let account: DepositAccount | null
         try {
           if (cachedCount) {
             const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, now)
             const results = await trx.run([
               ...opening,
-              ...closing(merchant, order, cachedCount, unchangedAccountExpression(candidate)),
+              ...closing(
+                merchant,
+                order,
+                cachedCount,
+                request,
+                unchangedAccountExpression(candidate)
+              ),
             ])
             return inserted(order, results[opening.length], candidate)
           }
           const results = await trx.run(opening)
-          account = lockedAccount(results[1])
+          account = lockedAccount(results[lockAt])
         } catch (error) {
+          if (request && isRequestTaken(error, request)) throw new RequestAlreadyProcessed(request)
           if (!takesSlot || !isAmountTaken(error)) {
             throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
           }
@@ -207,7 +236,9 @@ export class CreatePayment {
         // The last round trip: the order, its event and its count, committed
         // with them, so the counters' row locks, which every create on the
         // account needs, are held only inside the server.
-        const results = await trx.run(closing(merchant, order, callsProvider ? null : counting))
+        const results = await trx.run(
+          closing(merchant, order, callsProvider ? null : counting, request)
+        )
         return inserted(order, results[0], account)
       })
     } catch (error) {
@@ -216,14 +247,14 @@ export class CreatePayment {
       // The cached copy of the account is out of date (an operator's change
       // not yet seen by this process): once more, from the locked row.
       if (isStaleAccount(error)) {
-        return this.#attempt(merchant, type, input, candidate, afterSlotRepair, true)
+        return this.#attempt(merchant, type, input, candidate, request, afterSlotRepair, true)
       }
       if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {
         // The order's unique slot key refused an amount whose slot row said
         // free (only a hand edit of the tables does that): the row is marked
         // held, and the attempt runs again once, taking another amount.
         await markSlotHeldByOrder(candidate.id, transferAmount)
-        return this.#attempt(merchant, type, input, candidate, true, fromLockedRow)
+        return this.#attempt(merchant, type, input, candidate, request, true, fromLockedRow)
       }
       // Any other duplicate (a slot taken under our feet would be a bug in the
       // locking): nothing was written and the next account is tried.
@@ -285,16 +316,19 @@ function newOrder(
 
 /**
  * The statements that end a create: the order (its deposit_account_id as
- * `accountId` when given, a guard), its event, its count, the COMMIT.
+ * `accountId` when given, a guard), the request that created it, its event,
+ * its count, the COMMIT.
  */
 function closing(
   merchant: Merchant,
   order: PaymentOrder,
   counting: Statement | null,
+  request: RequestKey | undefined,
   accountId?: Statement
 ) {
   return [
     insertStatement(order, accountId ? { deposit_account_id: accountId } : {}),
+    ...(request ? [linkOrderStatement(request)] : []),
     createdOrderEventStatement({
       orderType: 'payment',
       to: 'open',

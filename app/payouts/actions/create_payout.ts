@@ -14,6 +14,13 @@ import {
   reserveMerchantOrderIdStatement,
 } from '#merchants/merchant_order_ids'
 import { ledgerRefusal, postingStatements } from '#ledger/ledger'
+import {
+  isRequestTaken,
+  linkOrderStatement,
+  RequestAlreadyProcessed,
+  requestStatement,
+  type RequestKey,
+} from '#core/merchant_requests'
 import { holdPosting } from '#ledger/recipes'
 import { asDuplicateWithdrawal, recordWithdrawalStatement } from '#payouts/duplicate_withdrawals'
 import { InsufficientBalanceError } from '#ledger/errors'
@@ -40,7 +47,16 @@ export const holdSeconds = () => payoutsConfig.holdSeconds
  * (app/core/sql_batch.ts).
  */
 export class CreatePayout {
-  async execute(merchant: Merchant, kind: PayoutKind, input: PayoutCreateInput) {
+  /**
+   * `request`: the merchant's request, written with the order so that it runs
+   * once (RequestAlreadyProcessed when it already ran or runs now).
+   */
+  async execute(
+    merchant: Merchant,
+    kind: PayoutKind,
+    input: PayoutCreateInput,
+    request?: RequestKey
+  ) {
     if (!merchant.withdrawEnabled) {
       throw GatewayError.permissionDenied('withdrawals are disabled for this merchant')
     }
@@ -114,11 +130,14 @@ export class CreatePayout {
         // merchant's balance row, which every payout of the merchant needs,
         // is locked and released inside the server.
         try {
-          const [, inserted] = await trx.run([
+          const results = await trx.run([
+            // The request first: a duplicate of it waits here for this one's end.
+            ...(request ? [requestStatement(request, kind)] : []),
             kind === 'settlement'
               ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
               : recordWithdrawalStatement(merchant.id, input, now, merchant.withdrawDuplicateCheck),
             insertStatement(created),
+            ...(request ? [linkOrderStatement(request)] : []),
             createdOrderEventStatement({
               orderType: kind,
               to: 'new',
@@ -127,8 +146,9 @@ export class CreatePayout {
             ...holdStatements,
             COMMIT,
           ])
-          return markInserted(created, inserted)
+          return markInserted(created, results[request ? 2 : 1])
         } catch (error) {
+          if (request && isRequestTaken(error, request)) throw new RequestAlreadyProcessed(request)
           const refusal =
             asDuplicateMerchantOrderId(error, input.merchantOrderId) ??
             asDuplicateWithdrawal(error, input) ??

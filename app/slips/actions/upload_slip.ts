@@ -14,6 +14,7 @@ import { GatewayError } from '#exceptions/gateway_error'
 import { recordAudit } from '#core/audit'
 import { recordOrderEvent } from '#core/order_events'
 import type { Actor } from '#core/actor'
+import { linkRequest, recordRequest, type RequestKey } from '#core/merchant_requests'
 import slipsConfig from '#config/slips'
 import paymentsConfig from '#config/payments'
 
@@ -24,6 +25,8 @@ export interface UploadSlipInput {
   image: Uint8Array
   source: SlipSource
   actor: Actor
+  /** The merchant's request, written with the slip so that it runs once. */
+  request?: RequestKey
 }
 
 export interface UploadSlipResult {
@@ -78,6 +81,8 @@ export async function uploadSlip(input: UploadSlipInput): Promise<UploadSlipResu
   try {
     const slip = await db.transaction(
       async (trx) => {
+        // The request first: a duplicate of it waits here for this one's end.
+        if (input.request) await recordRequest(trx, input.request, 'slip')
         const order = await PaymentOrder.query({ client: trx })
           .where('id', input.order.id)
           .forUpdate()
@@ -102,6 +107,7 @@ export async function uploadSlip(input: UploadSlipInput): Promise<UploadSlipResu
           },
           { client: trx }
         )
+        if (input.request) await linkRequest(trx, input.request, created.id)
         const wasAwaitingReview = order.awaitingReview
         order.awaitingReview = true
         await order.useTransaction(trx).save()
