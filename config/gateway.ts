@@ -29,8 +29,17 @@ const gateway = {
     perMerchant: env.get('API_RATE_LIMIT_PER_MERCHANT', 100),
     /** Requests per second per source IP, checked before any database work. */
     perIp: env.get('API_RATE_LIMIT_PER_IP', 200),
-    /** Failed authentications per minute per source IP before it is blocked for 5 minutes. */
+    /**
+     * Failed authentications per minute from one source IP, and naming one
+     * existing merchant_id (by default the same number), before failures
+     * from there are answered 429 for 5 minutes. Requests that authenticate
+     * are never refused by them.
+     */
     authFailuresPerIp: env.get('API_AUTH_FAILURES_PER_IP', 30),
+    authFailuresPerMerchant: env.get(
+      'API_AUTH_FAILURES_PER_MERCHANT',
+      env.get('API_AUTH_FAILURES_PER_IP', 30)
+    ),
   },
 
   /**

@@ -14,6 +14,9 @@ export default await Env.create(new URL('../', import.meta.url), {
   }),
   HOST: Env.schema.string.optional({ format: 'host' }),
   PORT: Env.schema.number.optional(),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Env.schema.number.optional(),
+  HTTP_HEADERS_TIMEOUT_MS: Env.schema.number.optional(),
+  HTTP_REQUEST_TIMEOUT_MS: Env.schema.number.optional(),
   LOG_LEVEL: Env.schema.enum.optional([
     'fatal',
     'error',
@@ -68,6 +71,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   API_RATE_LIMIT_PER_MERCHANT: Env.schema.number.optional(),
   API_RATE_LIMIT_PER_IP: Env.schema.number.optional(),
   API_AUTH_FAILURES_PER_IP: Env.schema.number.optional(),
+  API_AUTH_FAILURES_PER_MERCHANT: Env.schema.number.optional(),
   CREDENTIAL_GRACE_SECONDS: Env.schema.number.optional(),
   /** Read by bin/server.ts before the app boots; validated here for the rest. */
   WEB_CONCURRENCY: Env.schema.number.optional(),

@@ -6,7 +6,7 @@
 import router from '@adonisjs/core/services/router'
 import { adminStack, middleware } from '#start/kernel'
 import '#merchant_api/context'
-import type { ReplayProtection } from '#merchant_api/replay_guard'
+import type { ReplayProtection } from '#merchant_api/middleware/merchant_auth_middleware'
 import { reviewRoutes } from '#start/routes/admin_review'
 import { statementLineRoutes } from '#start/routes/admin_lines'
 
@@ -31,8 +31,9 @@ router.get('/sandbox/provider/:reference', ({ params, view }) =>
 )
 
 /**
- * `replay`: how the endpoint is guarded against replayed bytes (see
- * app/merchant_api/replay_guard.ts): reads are not, withdrawals must be.
+ * `replay`: what the same bytes sent again get (see ReplayProtection):
+ * state-changing endpoints run a request once and answer it the same way
+ * every time; reads are not guarded.
  */
 function merchantEndpoint(
   path: string,
@@ -49,16 +50,15 @@ function merchantEndpoint(
 }
 
 merchantEndpoint('/balance', [BalanceController, 'handle'], 'off')
-merchantEndpoint('/payment/create', [PaymentsController, 'create'], 'best-effort')
-merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'], 'best-effort')
-merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'], 'best-effort')
+merchantEndpoint('/payment/create', [PaymentsController, 'create'], 'once')
+merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'], 'once')
+merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'], 'once')
 merchantEndpoint('/payment/query', [PaymentsController, 'query'], 'off')
-merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'], 'required')
+merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'], 'once')
 merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'], 'off')
-merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'], 'best-effort')
+merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'], 'once')
 merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'], 'off')
-// A second upload within 5 minutes is refused anyway: no money moves.
-merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'best-effort')
+merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'once')
 
 /*
 | Back-office. Its own middleware stack (forms, session, CSRF, auth, roles);
@@ -261,6 +261,22 @@ router
     // Review queues and the statement-line workbench, each in its own file.
     reviewRoutes()
     statementLineRoutes()
+
+    /*
+    | Merchant API blocks after failed authentications (addresses and
+    | merchant_ids, in Redis). Viewers read; operators lift a block.
+    */
+    const ApiBlocksController = () => import('#admin/controllers/api_blocks_controller')
+    router
+      .group(() => {
+        router.get('/api-blocks', [ApiBlocksController, 'index'])
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
+    router
+      .group(() => {
+        router.post('/api-blocks/clear', [ApiBlocksController, 'clear'])
+      })
+      .use(middleware.adminAuth({ role: 'operator' }))
   })
   .prefix('/admin')
   .use(adminStack())

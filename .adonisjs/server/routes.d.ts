@@ -105,6 +105,8 @@ export type ScannedRoutes = {
     'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_lines.bulk': { paramsTuple?: []; params?: {} }
     'statement_lines.decide': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'api_blocks.index': { paramsTuple?: []; params?: {} }
+    'api_blocks.clear': { paramsTuple?: []; params?: {} }
   }
   GET: {
     'health': { paramsTuple?: []; params?: {} }
@@ -150,6 +152,7 @@ export type ScannedRoutes = {
     'failed_callbacks.index': { paramsTuple?: []; params?: {} }
     'statement_lines.index': { paramsTuple?: []; params?: {} }
     'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'api_blocks.index': { paramsTuple?: []; params?: {} }
   }
   HEAD: {
     'health': { paramsTuple?: []; params?: {} }
@@ -195,6 +198,7 @@ export type ScannedRoutes = {
     'failed_callbacks.index': { paramsTuple?: []; params?: {} }
     'statement_lines.index': { paramsTuple?: []; params?: {} }
     'statement_lines.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'api_blocks.index': { paramsTuple?: []; params?: {} }
   }
   POST: {
     'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
@@ -255,6 +259,7 @@ export type ScannedRoutes = {
     'review.mark_paid': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statement_lines.bulk': { paramsTuple?: []; params?: {} }
     'statement_lines.decide': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'api_blocks.clear': { paramsTuple?: []; params?: {} }
   }
 }
 declare module '@adonisjs/core/types/http' {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { GatewayError } from '#exceptions/gateway_error'
 import { redisUsable } from '#core/redis'
+import { unmapIpv4 } from '#merchants/ip_whitelist'
 
 export interface RateLimitSettings {
   /** Requests per second per merchant (a merchant's own api_rate_limit overrides it). */
@@ -10,6 +11,8 @@ export interface RateLimitSettings {
   perIp: number
   /** Failed authentications per minute per source IP before a 5-minute block. */
   authFailuresPerIp: number
+  /** Failed authentications per minute naming one existing merchant_id before a 5-minute block. */
+  authFailuresPerMerchant: number
 }
 
 /** 429 `too-many-requests`; the middleware adds the Retry-After header. */
@@ -27,14 +30,61 @@ type Limiter = RateLimiterRedis & { insurance: RateLimiterMemory }
 
 /** Limits count over 10-second windows: a burst is fine, a sustained flood is not. */
 const WINDOW_SECONDS = 10
-const AUTH_FAILURE_WINDOW_SECONDS = 60
-const AUTH_FAILURE_BLOCK_SECONDS = 300
+export const AUTH_FAILURE_WINDOW_SECONDS = 60
+export const AUTH_FAILURE_BLOCK_SECONDS = 300
+
+/**
+ * Failed authentications are counted under
+ * `gw:rl:auth-failures:<kind>:<limit>:<window seconds>:<address or merchant_id>`
+ * (rate-limiter-flexible's `<keyPrefix>:<key>`); the value is the number of
+ * failures, the key's TTL what is left of the window or of the block.
+ */
+export const AUTH_FAILURE_KEY_PREFIX = 'gw:rl:auth-failures'
+export type AuthFailureKind = 'ip' | 'merchant'
+
+const AUTH_FAILURE_KEY = /^gw:rl:auth-failures:(ip|merchant):(\d+):(\d+):(.+)$/
+
+/** What an auth-failure counter's Redis key says; null: not such a key. */
+export function parseAuthFailureKey(key: string) {
+  const match = AUTH_FAILURE_KEY.exec(key)
+  if (!match) return null
+  return {
+    kind: match[1] as AuthFailureKind,
+    limit: Number(match[2]),
+    windowSeconds: Number(match[3]),
+    subject: match[4],
+  }
+}
+
+/** Who a failed authentication is counted against, as the middleware establishes it. */
+export interface AuthFailure {
+  /** The source address. */
+  ip: string
+  /** The merchant_id the request named, when it names an existing merchant; else null. */
+  merchantId: string | null
+  /**
+   * The refusal proves the caller sent the merchant's valid token (it came
+   * after the token check: signature-required, signature-error,
+   * ip-not-whitelisted). Only then may the merchant_id's counter change the
+   * answer: for anyone else a 429 from it would tell that the merchant_id
+   * exists, which the one identity message keeps secret.
+   * (`authentication-failed` covers both identity failures and a stale
+   * `time`, so it is never taken as proof.)
+   */
+  holdsToken: boolean
+  /** The refusal authentication gave (403), named in the 429's message. */
+  error: GatewayError
+}
 
 /**
  * Request rate limits of the merchant API, counted in Redis so that every web
  * process shares them (rate-limiter-flexible, the library @adonisjs/limiter
  * is built on). While Redis is unreachable each process counts on its own in
  * memory instead: limits stay on, only less exact.
+ *
+ * Failed authentications are counted per source address and per existing
+ * merchant_id, but they never refuse a request that authenticates: a request
+ * is judged by them only once it has failed (see authenticationFailed).
  */
 export class MerchantRateLimits {
   #limiters = new Map<string, Limiter>()
@@ -44,45 +94,72 @@ export class MerchantRateLimits {
     private settings: RateLimitSettings
   ) {}
 
-  /**
-   * Before anything touches the database: floods from one address stop here.
-   * Both checks are sent together (one round trip to Redis); a blocked
-   * address is named as such even when it also exceeded the request rate.
-   */
+  /** Before anything touches the database: floods from one address stop here. */
   async checkIp(ip: string) {
-    const outcomes = await Promise.allSettled([
-      this.#consume(
-        this.#authFailures(),
-        ip,
-        'this address made too many failed authentication attempts',
-        0
-      ),
-      this.#consume(
-        this.#limiter('ip', this.settings.perIp * WINDOW_SECONDS, WINDOW_SECONDS),
-        ip,
-        `more than ${this.settings.perIp} requests per second from this address`
-      ),
-    ])
-    for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason
+    await this.#consume(
+      this.#limiter('ip', this.settings.perIp * WINDOW_SECONDS, WINDOW_SECONDS),
+      ip,
+      `more than ${this.settings.perIp} requests per second from this address`
+    )
   }
 
   /**
-   * Counts a failed authentication; the one that reaches the limit blocks the
-   * address for AUTH_FAILURE_BLOCK_SECONDS.
+   * Counts a failed authentication against its address and, when it named
+   * an existing merchant, that merchant_id (both in one round trip). The
+   * failure past a limit starts a block of AUTH_FAILURE_BLOCK_SECONDS, during
+   * which every failure counted there is answered 429 instead of its 403.
+   * Returns that 429, or null: answer the failure's own 403.
+   *
+   * Only failures are judged: a request that authenticates never comes here,
+   * so nothing that others send from its address or in its merchant_id's
+   * name can refuse it.
    */
-  async penalizeIp(ip: string) {
-    const counter = await this.#counter(this.#authFailures())
-    const state = await counter.consume(ip, 1).catch((outcome) => outcome)
-    if (state instanceof RateLimiterRes && state.remainingPoints <= 0) {
-      await counter.block(ip, AUTH_FAILURE_BLOCK_SECONDS).catch(() => {})
+  async authenticationFailed(failure: AuthFailure): Promise<RateLimitedError | null> {
+    const counts = [
+      this.#countFailure(
+        this.#authFailures('ip', this.settings.authFailuresPerIp),
+        unmapIpv4(failure.ip)
+      ).then((wait) => (wait ? { wait, from: 'from this address' } : null)),
+    ]
+    if (failure.merchantId !== null) {
+      const merchant = this.#countFailure(
+        this.#authFailures('merchant', this.settings.authFailuresPerMerchant),
+        failure.merchantId
+      )
+      if (failure.holdsToken) {
+        counts.push(merchant.then((wait) => (wait ? { wait, from: 'on this merchant_id' } : null)))
+      } else {
+        // Counted (operators see it), but it never changes this answer.
+        counts.push(merchant.then(() => null))
+      }
+    }
+    const over = (await Promise.all(counts)).filter((entry) => entry !== null)
+    if (over.length === 0) return null
+    const { error } = failure
+    return new RateLimitedError(
+      `too many failed authentication attempts ${over.map((entry) => entry.from).join(' and ')}, and this request failed too (${error.identifier}: ${error.message})`,
+      Math.max(...over.map((entry) => entry.wait))
+    )
+  }
+
+  /** Counts one failure; the seconds left when the key is over its limit, else 0. */
+  async #countFailure(limiter: Limiter, key: string) {
+    const counter = await this.#counter(limiter)
+    try {
+      await counter.consume(key, 1)
+      return 0
+    } catch (outcome) {
+      if (!(outcome instanceof RateLimiterRes)) return 0 // no store could answer: the 403 stands
+      return Math.max(1, Math.ceil(outcome.msBeforeNext / 1000))
     }
   }
 
-  #authFailures() {
+  #authFailures(kind: AuthFailureKind, perMinute: number) {
     return this.#limiter(
-      'auth-failures',
-      this.settings.authFailuresPerIp,
-      AUTH_FAILURE_WINDOW_SECONDS
+      `auth-failures:${kind}`,
+      perMinute,
+      AUTH_FAILURE_WINDOW_SECONDS,
+      AUTH_FAILURE_BLOCK_SECONDS
     )
   }
 
@@ -95,16 +172,11 @@ export class MerchantRateLimits {
     )
   }
 
-  /** Consumes `points` (0: only reads the state); 429 in the envelope when over the limit. */
-  async #consume(limiter: Limiter, key: string, reason: string, points = 1) {
+  /** Consumes a point; 429 in the envelope when over the limit. */
+  async #consume(limiter: Limiter, key: string, reason: string) {
     const counter = await this.#counter(limiter)
     try {
-      if (points === 0) {
-        const state = await counter.get(key)
-        if (state && state.remainingPoints <= 0) throw state
-        return
-      }
-      await counter.consume(key, points)
+      await counter.consume(key, 1)
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) return // no store could answer: let it through
       throw new RateLimitedError(reason, Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)))
@@ -116,8 +188,12 @@ export class MerchantRateLimits {
     return (await redisUsable(this.redis)) ? limiter : limiter.insurance
   }
 
-  #limiter(name: string, points: number, duration: number) {
-    const id = `${name}:${points}:${duration}`
+  /**
+   * `blockDuration`: the first point past the limit blocks the key for that
+   * long (seconds); the count goes on, and is what operators see.
+   */
+  #limiter(name: string, points: number, duration: number, blockDuration = 0) {
+    const id = `${name}:${points}:${duration}:${blockDuration}`
     let limiter = this.#limiters.get(id)
     if (!limiter) {
       // The limit is part of the key: processes with another setting never share a counter.
@@ -125,6 +201,7 @@ export class MerchantRateLimits {
         keyPrefix: `gw:rl:${name}:${points}:${duration}`,
         points,
         duration,
+        blockDuration,
       }
       const insurance = new RateLimiterMemory(options)
       limiter = Object.assign(

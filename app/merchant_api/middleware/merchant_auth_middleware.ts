@@ -7,27 +7,28 @@ import { listenForMerchantAuthChanges } from '#merchants/merchant_auth_changes'
 import { listenForConfigChanges } from '#core/process_cache'
 import { RedisConnections } from '#core/redis'
 import { GatewayError } from '#exceptions/gateway_error'
-import {
-  ReplayGuard,
-  ReplayStoreUnavailableError,
-  type ReplayProtection,
-} from '#merchant_api/replay_guard'
+import { answerAgain, keepIfRefused } from '#merchant_api/stored_answers'
+import type { RequestKey } from '#core/merchant_requests'
 import { MerchantRateLimits, RateLimitedError } from '#merchant_api/rate_limits'
+import { describeAuthFailure } from '#merchant_api/authentication_failures'
 import gateway from '#config/gateway'
 
 const authenticator = new MerchantAuthenticator(gateway.timeToleranceSeconds, merchantAuthCache)
 
-let guards: { replay: ReplayGuard; limits: MerchantRateLimits } | undefined
+/**
+ * How an endpoint treats the same bytes sent again: `once` (state-changing:
+ * executed once, the same answer every time, stored_answers.ts), `off` (reads,
+ * which change nothing: identical polls are normal).
+ */
+export type ReplayProtection = 'once' | 'off'
+
+let guards: { limits: MerchantRateLimits } | undefined
 async function replayAndLimits() {
   if (!guards) {
     const connections = await app.container.make(RedisConnections)
     listenForMerchantAuthChanges(connections)
     listenForConfigChanges(connections)
-    const redis = connections.main
-    guards = {
-      replay: new ReplayGuard(redis, gateway.timeToleranceSeconds),
-      limits: new MerchantRateLimits(redis, gateway.rateLimits),
-    }
+    guards = { limits: new MerchantRateLimits(connections.main, gateway.rateLimits) }
   }
   return guards
 }
@@ -42,10 +43,14 @@ const AUTHENTICATION_ERRORS = new Set([
 /**
  * Binds the authenticated merchant to the request (spec: Server verification
  * order 3-5), between the request rate limits and the replay store:
- * 1. the source IP's limits, before any database work;
- * 2. merchant, token, signature, time, IP whitelist (failures count against the IP);
+ * 1. the source IP's request rate, before any database work;
+ * 2. merchant, token, signature, time, IP whitelist; a failure is counted
+ *    against its address and the merchant_id it names, and answered 429
+ *    instead of 403 past their failure limits. A request that authenticates
+ *    is never refused because of failures counted there;
  * 3. the merchant's own rate limit;
- * 4. the signature is claimed in the replay store (see ReplayProtection).
+ * 4. a state-changing request sent before is answered again as it was, and
+ *    a new one runs under its key, so it runs once (see ReplayProtection).
  */
 const EMPTY_BODY = Buffer.alloc(0)
 
@@ -53,9 +58,9 @@ export default class MerchantAuthMiddleware {
   async handle(
     ctx: HttpContext,
     next: NextFn,
-    options: { replay: ReplayProtection } = { replay: 'required' }
+    options: { replay: ReplayProtection } = { replay: 'once' }
   ) {
-    const { replay, limits } = await replayAndLimits()
+    const { limits } = await replayAndLimits()
     const ip = ctx.request.ip()
     try {
       await limits.checkIp(ip)
@@ -70,7 +75,8 @@ export default class MerchantAuthMiddleware {
         })
       } catch (error) {
         if (error instanceof GatewayError && AUTHENTICATION_ERRORS.has(error.identifier)) {
-          await limits.penalizeIp(ip)
+          const failure = await describeAuthFailure(error, ip, ctx.merchantRequest.body)
+          throw (await limits.authenticationFailed(failure)) ?? error
         }
         throw error
       }
@@ -80,37 +86,39 @@ export default class MerchantAuthMiddleware {
       ctx.logger = ctx.logger.child({ merchant_id: ctx.merchant.merchantId })
 
       await limits.checkMerchant(ctx.merchant.merchantId, ctx.merchant.apiRateLimit)
-      if (options.replay !== 'off') {
-        await this.#claim(ctx, replay, signature!, options.replay)
-      }
     } catch (error) {
       if (error instanceof RateLimitedError) {
         ctx.response.header('Retry-After', String(error.retryAfterSeconds))
       }
       throw error
     }
-    return next()
+    if (options.replay === 'off') return next()
+    return this.#once(ctx, next, {
+      merchantId: ctx.merchant.id,
+      // Authenticated: 64 lowercase hex, the HMAC of these exact bytes.
+      signature: ctx.request.header('x-signature')!,
+      endpoint: ctx.request.url(),
+    })
   }
 
-  async #claim(ctx: HttpContext, replay: ReplayGuard, signature: string, mode: ReplayProtection) {
-    let first: boolean
-    try {
-      first = await replay.claim(ctx.merchant.merchantId, signature)
-    } catch (error) {
-      if (!(error instanceof ReplayStoreUnavailableError)) throw error
-      if (mode === 'best-effort') {
-        ctx.logger.warn('replay store unavailable; merchant_order_id uniqueness still applies')
-        return
-      }
-      ctx.response.header('Retry-After', '5')
-      throw GatewayError.serviceUnavailable(
-        'replay protection is briefly unavailable, so this request was not processed; retry with a freshly signed request'
-      )
-    }
-    if (!first) {
-      throw GatewayError.duplicateEntry(
-        'this exact request (same X-SIGNATURE) was already received and is not processed again; a new request needs a fresh time and signature; query the order to see its state'
-      )
-    }
+  /**
+   * The same request (same bytes, same signature) gets the same answer: one
+   * already answered is answered again; a new one runs under its key, which
+   * the action writes with what it creates (one execution, whatever the
+   * number of processes); its refusal is kept. A duplicate that arrived
+   * while the first ran waited for it and is answered what it was.
+   */
+  async #once(ctx: HttpContext, next: NextFn, key: RequestKey) {
+    if (await answerAgain(ctx, key)) return
+    ctx.requestKey = key
+    // The route's errors are answered before next() returns (the exception
+    // handler answers RequestAlreadyProcessed again): what was sent is kept.
+    await next()
+    if (ctx.response.getStatus() === 200) return
+    // A refusal may come from the effects of the same bytes run meanwhile on
+    // another process (the slip they uploaded, within 5 minutes): their
+    // answer is this one's.
+    if (await answerAgain(ctx, key)) return
+    if (!(await keepIfRefused(ctx, key))) await answerAgain(ctx, key)
   }
 }
