@@ -88,12 +88,42 @@ const PARSER_REFUSALS: Record<string, Refusal> = {
 }
 
 /**
+ * After answering a malformed request, how long (at most) and how many bytes
+ * (at most) of the rest of it are read and dropped before the connection is
+ * cut. Enough for a client to finish writing a refused request of the largest
+ * size the API takes (4 MiB body, oversized headers) and read the answer.
+ */
+const LINGER_MS = 5000
+const LINGER_MAX_BYTES = 8 * 1024 * 1024
+
+/** Connections answered by answerClientError: bytes read when the answer was written. */
+const answered = new WeakMap<Duplex, number>()
+
+function bytesRead(socket: Duplex) {
+  return (socket as Duplex & { bytesRead?: number }).bytesRead ?? 0
+}
+
+/**
  * Bytes Node's HTTP parser refuses never become a request: answer them in the
- * envelope on the raw socket and close it, as Node's own default does with a
- * bare status line. Nothing is written when the peer is gone or an answer has
- * already started on this connection (it would corrupt it).
+ * envelope on the raw socket, as Node's own default does with a bare status
+ * line. Nothing is written when the peer is gone or an answer has already
+ * started on this connection (it would corrupt it).
+ *
+ * The connection is then half-closed, not destroyed: the client may still be
+ * writing the refused request (a 100 KB header arrives in several reads, and
+ * the parser stops at 16 KB). Closing a socket with unread bytes, or receiving
+ * bytes after it is closed, makes the kernel reset the connection, and a client
+ * still writing gets EPIPE or ECONNRESET instead of the answer waiting for it.
+ * So the rest is read and dropped (Node's parser reports the same error again
+ * for every further chunk: those reports are ignored) until the client closes
+ * its side, LINGER_MS pass or LINGER_MAX_BYTES more arrive.
  */
 function answerClientError(error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) {
+  const answeredAt = answered.get(socket)
+  if (answeredAt !== undefined) {
+    if (bytesRead(socket) - answeredAt > LINGER_MAX_BYTES) socket.destroy()
+    return
+  }
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy()
@@ -106,10 +136,43 @@ function answerClientError(error: NodeJS.ErrnoException & { reason?: string }, s
   }
   const { body, headers } = envelope(refusal)
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`)
+  answered.set(socket, bytesRead(socket))
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head.join('')}\r\n${body}`
   )
-  socket.once('finish', () => socket.destroy())
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS)
+  socket.once('close', () => clearTimeout(cut))
+  // The client is done: close once the answer is out (destroy would drop what is still queued).
+  socket.once('end', () => {
+    if (socket.writableFinished) socket.destroy()
+    else socket.once('finish', () => socket.destroy())
+  })
+}
+
+/**
+ * Closes a keep-alive connection whose idle time ran out (Node emits
+ * 'timeout' for it: `keepAliveTimeout` plus `keepAliveTimeoutBuffer`, see
+ * config/app.ts). Node's own handling destroys it at once, in the timers
+ * phase of the event loop, before the poll phase reads sockets: a request the
+ * client sent just before that moment may already be waiting, unread, and
+ * would be reset with the connection. The decision waits for setImmediate,
+ * after that read: a connection whose next request came in is busy again and
+ * is left to answer it (Node re-arms the idle timer after that answer).
+ * Otherwise it is closed with a FIN the client's pool sees while the
+ * connection sits idle, so that its next request goes on a new connection.
+ * A timeout on a connection with a request in progress (not one the gateway
+ * sets) is handled as Node does.
+ */
+function closeIdleConnection(socket: Socket) {
+  const busy = () => (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  const current = busy()
+  if (current) {
+    if (current.listenerCount('timeout') === 0) socket.destroy()
+    return
+  }
+  setImmediate(() => {
+    if (!socket.destroyed && !busy()) socket.destroy()
+  })
 }
 
 /**
@@ -134,6 +197,7 @@ export function createGatewayServer(
     ? createHttpsServer({ ...tls, ...options, minVersion: 'TLSv1.2' }, handle)
     : createHttpServer(options, handle)
   server.on('clientError', answerClientError)
+  server.on('timeout', closeIdleConnection)
   server.on('connect', (req: IncomingMessage, socket: Socket) => {
     const res = new ServerResponse(req)
     res.shouldKeepAlive = false

@@ -31,8 +31,16 @@ interface Exchange {
  * Writes `bytes` on a fresh TLS connection to the test gateway and reads until
  * the server closes it (or 3 s pass): the only way to send what HTTP clients
  * refuse to produce.
+ *
+ * `writeFirst`: as curl, PHP or a client on a slow link do, the whole request
+ * is written (in TLS records of `piece` bytes, a few milliseconds apart)
+ * before the answer is read. A server that closes the connection while such a
+ * client is still writing resets it, and the answer is lost.
  */
-function exchange(bytes: string): Promise<Exchange> {
+function exchange(
+  bytes: string,
+  options: { writeFirst?: boolean; piece?: number } = {}
+): Promise<Exchange> {
   const url = new URL(testServers.httpsUrl)
   return new Promise((resolve, reject) => {
     const socket = tlsConnect({
@@ -43,8 +51,21 @@ function exchange(bytes: string): Promise<Exchange> {
     })
     const chunks: Buffer[] = []
     let closed = false
-    const timer = setTimeout(() => socket.destroy(), 3000)
-    socket.on('secureConnect', () => socket.write(bytes))
+    let timer = setTimeout(() => socket.destroy(), 3000)
+    socket.on('secureConnect', async () => {
+      if (!options.writeFirst) return socket.write(bytes)
+      socket.pause()
+      const piece = options.piece ?? 16_384
+      for (let offset = 0; offset < bytes.length; offset += piece) {
+        const written = socket.write(bytes.slice(offset, offset + piece))
+        if (socket.destroyed) return
+        if (!written) await new Promise((drained) => socket.once('drain', drained))
+        await new Promise((next) => setTimeout(next, 2))
+      }
+      clearTimeout(timer)
+      timer = setTimeout(() => socket.destroy(), 3000)
+      socket.resume()
+    })
     socket.on('data', (chunk) => chunks.push(chunk))
     socket.on('end', () => (closed = true))
     socket.on('error', (error) => {
@@ -115,6 +136,57 @@ test.group('HTTP protocol errors', () => {
       `GET /balance HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`
     )
     assertClosingEnvelope(assert, answer, 431, 'request-header-fields-too-large')
+  })
+
+  test('a client still writing an oversized request gets the answer before the close', async ({
+    assert,
+  }) => {
+    const body = '{"merchant_id":"M1","token":"t","time":1}'
+    const post = (headers: string, payload = body) =>
+      `POST /balance HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}` +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`
+    const cases: Record<string, [string, number, string]> = {
+      '100 KB X-SIGNATURE': [
+        post(`X-Signature: ${'a'.repeat(100_000)}\r\n`),
+        431,
+        'request-header-fields-too-large',
+      ],
+      '1 MB X-SIGNATURE': [
+        post(`X-Signature: ${'f'.repeat(1_000_000)}\r\n`),
+        431,
+        'request-header-fields-too-large',
+      ],
+      '3,000 small headers': [
+        post(Array.from({ length: 3000 }, (_, i) => `X-H${i}: ${'v'.repeat(30)}\r\n`).join('')),
+        431,
+        'request-header-fields-too-large',
+      ],
+      'oversized header before a 2 MB body': [
+        post(`X-Signature: ${'a'.repeat(40_000)}\r\n`, `{"a":"${'x'.repeat(2_000_000)}"}`),
+        431,
+        'request-header-fields-too-large',
+      ],
+      'invalid header name before a 1 MB body': [
+        post('Bad Header: x\r\n', `{"a":"${'x'.repeat(1_000_000)}"}`),
+        400,
+        'invalid-inputs',
+      ],
+    }
+    const lost: string[] = []
+    for (const [name, [bytes, status, error]] of Object.entries(cases)) {
+      for (const piece of [16_384, 65_536]) {
+        const answer = await exchange(bytes, { writeFirst: true, piece }).catch(
+          (failure: NodeJS.ErrnoException) => failure
+        )
+        if (answer instanceof Error) {
+          lost.push(`${name}, ${piece}-byte writes: ${answer.code ?? answer.message}, no answer`)
+          continue
+        }
+        assert.equal(answer.status, status, `${name}: ${answer.text}`)
+        assertClosingEnvelope(assert, answer, status, error)
+      }
+    }
+    assert.deepEqual(lost, [])
   })
 
   test('bad percent-encoding in the path: 400 invalid-inputs', async ({ assert }) => {
