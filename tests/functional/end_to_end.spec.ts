@@ -14,12 +14,14 @@ import { verifyLedger } from '#ledger/verify'
 import { startTestWorker, until } from '#tests/helpers/worker'
 import { startCallbackReceiver, type CallbackReceiver } from '#tests/helpers/callback_receiver'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
   resetDatabase,
-  signedPost,
 } from '#tests/helpers/merchants'
+import { clientFor } from '#tests/helpers/merchant_client'
+import { verifyAndParseCallback } from '#client/index'
+
+const CUSTOMER = { bank: 'KTB', account_name: 'Customer', account_no: '1234567890' } as const
 
 const exec = promisify(execFile)
 
@@ -45,22 +47,16 @@ test.group('end to end: deposit, sandbox bank, statement, callback, settlement',
     const who = await createDepositMerchant({ paymentFeeRateBps: 200 })
     receiver.trust(who.merchantId, who.secret)
     await createDepositAccount({ channel: 'qr' })
+    const client = clientFor(who)
     const stopWorker = startTestWorker('callbacks')
     try {
-      const created = await signedPost(
-        '/payment/create',
-        who,
-        authBody(who, {
-          merchant_order_id: 'E2E1',
-          amount: '500.00',
-          bank: 'KTB',
-          account_name: 'Customer',
-          account_no: '1234567890',
-          notify_url: receiver.url('/paid'),
-        })
-      )
-      assert.equal(created.status, 200, created.text)
-      const id = created.json.data.platform_order_id
+      const created = await client.paymentCreate({
+        merchant_order_id: 'E2E1',
+        amount: '500.00',
+        ...CUSTOMER,
+        notify_url: receiver.url('/paid'),
+      })
+      const id = created.platform_order_id
 
       // The customer pays: the sandbox bank writes the statement line; it is imported and matched.
       await exec(process.execPath, ['ace.js', 'sandbox:pay', id], {
@@ -75,26 +71,28 @@ test.group('end to end: deposit, sandbox bank, statement, callback, settlement',
       const [call] = receiver.calls
       assert.isTrue(call.signatureValid)
       assert.deepEqual(call.problems, [])
-      const body = JSON.parse(call.body.toString('utf8'))
+      // What the merchant's receiver does: verify the raw bytes, then parse.
+      const body = verifyAndParseCallback(call.body, call.headers['x-signature'], who.secret)
       assert.equal(body.platform_order_id, id)
       assert.equal(body.merchant_order_id, 'E2E1')
       assert.equal(body.mode, 'PAYMENT')
       assert.equal(body.status, 'PAID')
       assert.include(call.body.toString('utf8'), '"amount":500.00')
 
-      const paid = await signedPost('/balance', who, authBody(who))
-      assert.deepEqual(paid.json.data, { balance: 0, freeze_balance: 0, unsettle_balance: 490 })
+      assert.deepEqual(await client.balance(), {
+        balance: 0,
+        freeze_balance: 0,
+        unsettle_balance: 490,
+      })
 
       // The settlement schedule moves it into the withdrawable balance.
       assert.equal(await settleDuePayments({ ignoreDelay: true }), 1)
-      const settled = await signedPost('/balance', who, authBody(who))
-      assert.deepEqual(settled.json.data, { balance: 490, freeze_balance: 0, unsettle_balance: 0 })
-      const query = await signedPost(
-        '/payment/query',
-        who,
-        authBody(who, { platform_order_id: id })
-      )
-      assert.equal(query.json.data.status, 'settled_paid')
+      assert.deepEqual(await client.balance(), {
+        balance: 490,
+        freeze_balance: 0,
+        unsettle_balance: 0,
+      })
+      assert.equal((await client.paymentQuery({ platform_order_id: id })).status, 'settled_paid')
 
       // Exactly one callback, whatever ran twice.
       await new Promise((resolve) => setTimeout(resolve, 500))
@@ -102,6 +100,7 @@ test.group('end to end: deposit, sandbox bank, statement, callback, settlement',
       assert.deepEqual((await verifyLedger()).drifts, [])
     } finally {
       await stopWorker()
+      client.close()
     }
   })
 
@@ -113,22 +112,18 @@ test.group('end to end: deposit, sandbox bank, statement, callback, settlement',
     await createDepositAccount({ channel: 'qr' })
     // Slow answers keep deliveries in flight when the worker dies.
     receiver.script([], 200)
+    const client = clientFor(who)
     const orders: string[] = []
     for (let i = 0; i < 12; i++) {
-      const response = await signedPost(
-        '/payment/create',
-        who,
-        authBody(who, {
-          merchant_order_id: `K${i}`,
-          amount: '100.00',
-          bank: 'KTB',
-          account_name: 'Customer',
-          account_no: '1234567890',
-          notify_url: receiver.url('/k'),
-        })
-      )
-      orders.push(response.json.data.platform_order_id)
+      const created = await client.paymentCreate({
+        merchant_order_id: `K${i}`,
+        amount: '100.00',
+        ...CUSTOMER,
+        notify_url: receiver.url('/k'),
+      })
+      orders.push(created.platform_order_id)
     }
+    client.close()
 
     const caPath = join(await mkdtemp(join(tmpdir(), 'gateway-ca-')), 'receiver.pem')
     await writeFile(caPath, receiver.certificate)
