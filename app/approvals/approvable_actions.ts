@@ -40,6 +40,7 @@ import {
   type CreditLinePrepared,
 } from '#reconciliation/actions/credit_merchant_from_line'
 import { validateInput } from '#core/validation'
+import { assertNotFrozenForApproval } from '#payments/frozen_orders'
 import { formatAmount } from '#core/money'
 
 /** What a request is about, as the queue shows it and the four-eyes rules read it. */
@@ -87,6 +88,16 @@ export interface ApprovableAction<Data = any, Prepared extends { target: Approva
     data: Data,
     context: RunContext
   ): Promise<Record<string, unknown>>
+  /**
+   * On approval only, after prepare (the target locked in this transaction):
+   * throws a refusal that leaves the request pending when carrying it out
+   * must wait (money on a frozen order). The direct action does not ask.
+   */
+  approvable?(
+    trx: TransactionClientContract,
+    prepared: Prepared,
+    request: ApprovalRequest
+  ): Promise<void>
   opened?(
     trx: TransactionClientContract,
     prepared: Prepared,
@@ -113,6 +124,8 @@ export const APPROVABLE_ACTIONS = {
     validate: (input) => validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES),
     prepare: (trx, data, actor) => prepareMarkPaid(trx, data, actor),
     run: (trx, prepared, data, context) => runMarkPaid(trx, prepared, data, context),
+    approvable: (trx, prepared, request) =>
+      assertNotFrozenForApproval(trx, prepared.order, request.id),
     opened: (trx, prepared, request) => holdForReview(trx, prepared.order, request),
     closed: (trx, data, request) => releaseReviewHold(trx, data, request),
   } satisfies ApprovableAction<MarkPaidData, MarkPaidPrepared>,
@@ -148,6 +161,8 @@ export const APPROVABLE_ACTIONS = {
     validate: (input) => validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES),
     prepare: (trx, data, actor) => prepareAttachLine(trx, data, actor),
     run: (trx, prepared, data, context) => runAttachLine(trx, prepared, data, context),
+    approvable: (trx, prepared, request) =>
+      assertNotFrozenForApproval(trx, prepared.order, request.id),
   } satisfies ApprovableAction<AttachLineData, AttachLinePrepared>,
 
   'statement_line.credit_merchant': {

@@ -97,6 +97,18 @@ async function requestReceipt(row: Record<string, any>) {
 }
 
 /**
+ * The payment a money-moving request would pay (marking it paid, attaching a
+ * line to it), when it is frozen now: approving is refused until it is
+ * unfrozen. Read without locks; approving reads it again under the lock.
+ */
+async function frozenTarget(row: Record<string, any>) {
+  if (row.action !== 'payment.mark_paid' && row.action !== 'statement_line.attach') return null
+  const id = String(json(row.input).platform_order_id ?? '')
+  const order = await PaymentOrder.query().where('platform_order_id', id).first()
+  return order?.status === 'freeze' ? order.platformOrderId : null
+}
+
+/**
  * Pending approval requests, the oldest first (approval_requests'
  * (status, expires_at) index: every request expires a fixed time after it
  * was asked, so by expiry is by age).
@@ -118,6 +130,7 @@ export async function pendingApprovals(filter: QueueFilter) {
   )
   const now = Date.now()
   const receipts = await Promise.all(rows.map((row) => requestReceipt(row)))
+  const frozen = await Promise.all(rows.map((row) => frozenTarget(row)))
   return {
     page,
     rows: rows.map((row, index) => {
@@ -145,6 +158,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         holder: holder?.operatorEmail ?? null,
         holder_id: holder?.operatorId ?? null,
         receipt: receipts[index],
+        frozen: frozen[index],
       }
     }),
   }

@@ -10,6 +10,7 @@ import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { FrozenOrderRefusal } from '#payments/frozen_orders'
 
 /** Why a request is approved (optional for callers; the back-office form asks for one). */
 export const APPROVAL_APPROVE_REASON_CODES = [
@@ -39,8 +40,11 @@ const MESSAGES = {
  * reviewer), the target is locked and its state checked again, the stored
  * action runs with its stored input as this operator (its own ledger,
  * callback, events and audit rows), and the request is marked approved with
- * the action's result. A request already decided, or past its expiry (then
- * marked expired), is refused; so is a second submit.
+ * the action's result. An action that would move money on a frozen order is
+ * refused with who froze it (FrozenOrderRefusal): nothing is written and the
+ * request stays pending, to be approved after an unfreeze (or rejected). A
+ * request already decided, or past its expiry (then marked expired), is
+ * refused; so is a second submit.
  */
 export async function approveRequest(
   input: Record<string, unknown>,
@@ -61,9 +65,11 @@ export async function approveRequest(
       let result: Record<string, unknown>
       try {
         const prepared = await entry.prepare(trx, stored, actor)
+        // Not yet (a frozen order): refused as is, the request stays pending.
+        await entry.approvable?.(trx, prepared, request)
         result = await entry.run(trx, prepared, stored, { actor, request })
       } catch (error) {
-        if (!(error instanceof ActionError)) throw error
+        if (!(error instanceof ActionError) || error instanceof FrozenOrderRefusal) throw error
         throw ActionError.general(
           `approval request #${request.id} can no longer be carried out: ${error.message}; reject it`
         )

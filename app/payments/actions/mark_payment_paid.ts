@@ -97,7 +97,9 @@ export type MarkPaidResult =
  *
  * A frozen order that was open may be marked paid (the state table allows
  * freeze → unsettled_paid for it); error is final, a late payment is
- * credited instead.
+ * credited instead. Approving a request to mark it paid is another matter:
+ * it is refused while the order is frozen (the request stays pending, see
+ * #payments/frozen_orders), whenever the request was opened.
  */
 export async function markPaymentPaid(
   input: Record<string, unknown>,

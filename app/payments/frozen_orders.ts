@@ -1,0 +1,64 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type PaymentOrder from '#payments/models/payment_order'
+import { OrderEvent } from '#core/order_events'
+import { formatGatewayDateTime } from '#core/clock'
+import { ActionError } from '#core/validation'
+
+/**
+ * An approval refused because the order it would move money on is frozen.
+ * Unlike the other refusals on approval, the request is not spent: it stays
+ * pending (nothing was written) and can be approved once the order is
+ * unfrozen, or rejected.
+ */
+export class FrozenOrderRefusal extends ActionError {
+  constructor(
+    public platformOrderId: string,
+    message: string
+  ) {
+    super([{ field: null, message }])
+    this.name = 'FrozenOrderRefusal'
+  }
+}
+
+/** Who froze the order and when, from its latest freeze event (null: none recorded). */
+async function latestFreeze(trx: TransactionClientContract, order: PaymentOrder) {
+  return (
+    OrderEvent.query({ client: trx })
+      .where('order_type', 'payment')
+      .where('order_id', order.id)
+      .where('to_status', 'freeze')
+      // The freeze itself, not a later event that leaves it frozen (a review hold).
+      .whereNot('from_status', 'freeze')
+      .orderBy('id', 'desc')
+      .first()
+  )
+}
+
+function actorInWords(actor: string) {
+  return actor.startsWith('operator:') ? actor.slice('operator:'.length) : actor
+}
+
+/**
+ * A freeze stops money: approving a request that would credit a frozen order
+ * (mark it paid, approve its slip, attach a statement line to it) is refused
+ * while the freeze lasts. `order` must have been read under its row lock in
+ * the transaction that would credit it, so a freeze racing the approval is
+ * either seen here or waits for the credit to commit (then it freezes a paid
+ * order): exactly one outcome.
+ */
+export async function assertNotFrozenForApproval(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  requestId: number
+) {
+  if (order.status !== 'freeze') return
+  const event = await latestFreeze(trx, order)
+  const by = event
+    ? ` (by ${actorInWords(event.actor)} at ${formatGatewayDateTime(event.createdAt)?.slice(0, 16)} GMT+7)`
+    : ''
+  throw new FrozenOrderRefusal(
+    order.platformOrderId,
+    `${order.platformOrderId} is frozen${by}: unfreeze it before approving; ` +
+      `approval request #${requestId} stays pending and nothing was paid`
+  )
+}
