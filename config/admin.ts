@@ -6,9 +6,16 @@ const adminConfig = {
   idleTimeoutMinutes: env.get('ADMIN_IDLE_TIMEOUT_MINUTES', 30),
   /** ...and at the latest this long after login, active or not. */
   sessionMaxHours: env.get('ADMIN_SESSION_MAX_HOURS', 12),
-  /** Failed logins allowed per account and per IP in the window, then a refusal. */
+  /** Failed sign-ins allowed per account in the window, then that account alone is refused. */
   loginFailures: 5,
   loginFailureWindow: '15 mins',
+  /**
+   * Failed sign-ins on unknown accounts (emails that are no operator) allowed
+   * per address in the window, then guesses from that address are refused.
+   * Failures on real accounts never count here: one operator cannot lock out
+   * the others sharing the office's address.
+   */
+  loginUnknownFailuresPerAddress: 20,
   /** How long an enrolment link (a new operator's, or one issued to reset a password) works. */
   enrolmentLinkHours: env.get('ADMIN_ENROLMENT_LINK_HOURS', 72),
   /**

@@ -114,6 +114,7 @@ router
         router.get('/operators', [OperatorsController, 'index'])
         router.post('/operators', [OperatorsController, 'store'])
         router.post('/operators/:id', [OperatorsController, 'update']).where('id', /^\d+$/)
+        router.post('/operators/:id/unlock', [OperatorsController, 'unlock']).where('id', /^\d+$/)
         router.get('/platforms/new', [PlatformsController, 'create'])
         router.post('/platforms', [PlatformsController, 'store'])
         router.post('/platforms/:code', [PlatformsController, 'update'])

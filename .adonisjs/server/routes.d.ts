@@ -39,6 +39,7 @@ export type ScannedRoutes = {
     'operators.index': { paramsTuple?: []; params?: {} }
     'operators.store': { paramsTuple?: []; params?: {} }
     'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'operators.unlock': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'platforms.create': { paramsTuple?: []; params?: {} }
     'platforms.store': { paramsTuple?: []; params?: {} }
     'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
@@ -220,6 +221,7 @@ export type ScannedRoutes = {
     'session.logout_everywhere': { paramsTuple?: []; params?: {} }
     'operators.store': { paramsTuple?: []; params?: {} }
     'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'operators.unlock': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'platforms.store': { paramsTuple?: []; params?: {} }
     'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
     'platforms.deposits': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }

@@ -35,13 +35,14 @@ export async function checkPassword(email: string, password: string) {
 /**
  * The second step: a TOTP code (each time step works once) or a recovery
  * code (each works once), checked under the operator's row lock so that two
- * requests cannot both use one code. Returns how the operator proved it, or
- * null.
+ * requests cannot both use one code. Returns how the operator proved it,
+ * 'reused' for a TOTP code of a time step already used (the operator waits
+ * for the next code), or null (wrong or expired).
  */
 export async function checkSecondFactor(
   operatorId: number,
   code: string
-): Promise<'totp' | 'recovery_code' | null> {
+): Promise<'totp' | 'recovery_code' | 'reused' | null> {
   return db.transaction(async (trx) => {
     const operator = await Operator.query({ client: trx })
       .where('id', operatorId)
@@ -51,7 +52,7 @@ export async function checkSecondFactor(
 
     const step = verifyTotp(decryptTotpSecret(operator.totpSecretEncrypted), code)
     if (step !== null) {
-      if (operator.totpLastStep !== null && step <= operator.totpLastStep) return null
+      if (operator.totpLastStep !== null && step <= operator.totpLastStep) return 'reused'
       operator.totpLastStep = step
       await operator.useTransaction(trx).save()
       return 'totp'
@@ -118,7 +119,7 @@ export async function recordSignIn(
 /** Records a refused sign-in step; `email` is what was typed (the operator may not exist). */
 export async function recordFailedSignIn(
   email: string,
-  step: 'password' | 'second_factor' | 'rate_limited',
+  step: 'password' | 'second_factor' | 'second_factor_reused' | 'rate_limited',
   origin: RequestOrigin
 ) {
   await db.transaction(async (trx) => {

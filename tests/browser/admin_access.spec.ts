@@ -126,7 +126,10 @@ test.group('back-office access (browser)', (group) => {
     }
     await submitPassword(page, 'locked@example.com', password)
     assert.match(page.url(), /\/admin\/login$/)
-    assert.include(await page.locator('.flash.error').innerText(), 'Too many failed sign-ins')
+    assert.include(
+      await page.locator('.flash.error').innerText(),
+      'Too many failed sign-ins for this account'
+    )
     const failed = await db.from('audit_logs').where('action', 'operator.login_failed')
     assert.lengthOf(failed, 6)
     const details = failed[5].details

@@ -1,7 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import limiter from '@adonisjs/limiter/services/main'
 import QRCode from 'qrcode'
-import adminConfig from '#config/admin'
 import Operator from '#operators/models/operator'
 import {
   checkPassword,
@@ -15,6 +13,13 @@ import {
 } from '#operators/sign_in'
 import { newTotpSecret, totpUri } from '#operators/totp'
 import {
+  clearAccountFailures,
+  countFailedSignIn,
+  isKnownAccount,
+  signInBlock,
+  type SignInBlock,
+} from '#operators/sign_in_limits'
+import {
   INVALID_LINK,
   operatorOfEnrolmentLink,
   setOperatorPassword,
@@ -26,13 +31,13 @@ const PENDING = 'admin_pending_operator'
 /** The second step must follow the first within this time. */
 const PENDING_TTL_MS = 5 * 60_000
 
-/** Failed sign-ins per account and per source address: 5 in 15 minutes, then refused. */
-const failures = () =>
-  limiter.use({
-    requests: adminConfig.loginFailures,
-    duration: adminConfig.loginFailureWindow,
-    blockDuration: adminConfig.loginFailureWindow,
-  })
+/** The message of a refused attempt: only the account, or only unknown emails from the address. */
+function blockMessage(block: NonNullable<SignInBlock>) {
+  const minutes = Math.max(1, Math.ceil(block.seconds / 60))
+  return block.reason === 'account'
+    ? `Too many failed sign-ins for this account: it is locked. Try again in ${minutes} minutes, or ask an admin to unlock it.`
+    : `Too many failed sign-ins from this address. Try again in ${minutes} minutes.`
+}
 
 function origin(ctx: HttpContext): RequestOrigin {
   return { ip: ctx.request.ip(), requestId: ctx.request.id() ?? null }
@@ -41,8 +46,9 @@ function origin(ctx: HttpContext): RequestOrigin {
 /**
  * Sign-in in two steps, both required for every role: email and password,
  * then a TOTP code (or a recovery code). An operator without a second factor
- * enrols one before the session starts. Failures are rate limited per account
- * and per address, and audited; so are sign-ins and logouts.
+ * enrols one before the session starts. Failures lock the account alone
+ * (#operators/sign_in_limits); an address is limited only in its guesses at
+ * unknown emails. Failures are audited; so are sign-ins and logouts.
  */
 export default class SessionController {
   async showLogin({ view }: HttpContext) {
@@ -53,22 +59,19 @@ export default class SessionController {
     const { request, session, response } = ctx
     const email = String(request.input('email', '')).trim().toLowerCase()
     const password = String(request.input('password', ''))
-    const keys = [`account:${email}`, `ip:${request.ip()}`]
+    const known = await isKnownAccount(email)
 
-    const blockedFor = await this.#blockedFor(keys)
-    if (blockedFor > 0) {
+    const block = await signInBlock(email, request.ip(), known)
+    if (block) {
       await recordFailedSignIn(email, 'rate_limited', origin(ctx))
       session.flashOnly(['email'])
-      session.flash(
-        'error',
-        `Too many failed sign-ins for this account or address. Try again in ${Math.ceil(blockedFor / 60)} minutes.`
-      )
+      session.flash('error', blockMessage(block))
       return response.redirect('/admin/login')
     }
 
     const operator = email && password ? await checkPassword(email, password) : null
     if (!operator) {
-      await Promise.all(keys.map((key) => failures().increment(key)))
+      if (email) await countFailedSignIn(email, request.ip(), known)
       await recordFailedSignIn(email, 'password', origin(ctx))
       session.flashOnly(['email'])
       session.flash('error', 'The email or the password is wrong.')
@@ -134,23 +137,29 @@ export default class SessionController {
     const { request, session, response } = ctx
     const operator = await this.#pendingOperator(ctx)
     if (!operator?.totpEnabledAt) return response.redirect('/admin/login')
-    const keys = [`account:${operator.email}`, `ip:${request.ip()}`]
 
-    if ((await this.#blockedFor(keys)) > 0) {
+    const block = await signInBlock(operator.email, request.ip(), true)
+    if (block) {
       await recordFailedSignIn(operator.email, 'rate_limited', origin(ctx))
       session.forget(PENDING)
-      session.flash(
-        'error',
-        'Too many failed sign-ins for this account or address. Try again later.'
-      )
+      session.flash('error', blockMessage(block))
       return response.redirect('/admin/login')
     }
 
     const method = await checkSecondFactor(operator.id, String(request.input('code', '')))
+    if (method === 'reused') {
+      // The code of a time step already used: right, but too late; the next one works.
+      await countFailedSignIn(operator.email, request.ip(), true)
+      await recordFailedSignIn(operator.email, 'second_factor_reused', origin(ctx))
+      session.flash('inputErrorsBag', {
+        code: ['This code was already used: wait for the next one in your app.'],
+      })
+      return response.redirect('/admin/login/code')
+    }
     if (!method) {
-      await Promise.all(keys.map((key) => failures().increment(key)))
+      await countFailedSignIn(operator.email, request.ip(), true)
       await recordFailedSignIn(operator.email, 'second_factor', origin(ctx))
-      session.flash('inputErrorsBag', { code: ['The code is wrong, expired or was already used.'] })
+      session.flash('inputErrorsBag', { code: ['Wrong or expired code.'] })
       return response.redirect('/admin/login/code')
     }
     await this.#signIn(ctx, operator, method)
@@ -227,9 +236,7 @@ export default class SessionController {
     ctx.session.put(SIGNED_IN_AT, Date.now())
     // Tagged with the operator: "log out everywhere" finds every session of theirs.
     await ctx.session.tag(String(operator.id))
-    await Promise.all(
-      [`account:${operator.email}`, `ip:${ctx.request.ip()}`].map((key) => failures().delete(key))
-    )
+    await clearAccountFailures(operator.email)
     await recordSignIn(operator, method, origin(ctx))
   }
 
@@ -238,15 +245,5 @@ export default class SessionController {
     if (!pending || Date.now() - pending.at > PENDING_TTL_MS) return null
     const operator = await Operator.find(pending.id)
     return operator && !operator.disabledAt ? operator : null
-  }
-
-  /** Seconds until the most restrictive of the keys allows another attempt (0: not blocked). */
-  async #blockedFor(keys: string[]) {
-    const waits = await Promise.all(
-      keys.map(async (key) =>
-        (await failures().remaining(key)) > 0 ? 0 : failures().availableIn(key)
-      )
-    )
-    return Math.max(0, ...waits)
   }
 }

@@ -1,0 +1,42 @@
+import vine from '@vinejs/vine'
+import db from '@adonisjs/lucid/services/db'
+import Operator from '#operators/models/operator'
+import {
+  accountFailureCount,
+  accountLockedFor,
+  clearAccountFailures,
+} from '#operators/sign_in_limits'
+import { recordAudit } from '#core/audit'
+import { ActionError, validateInput } from '#core/validation'
+import type { Actor } from '#core/actor'
+
+export const unlockOperatorValidator = vine.compile(
+  vine.object({
+    email: vine.string().trim().toLowerCase(),
+    comment: vine.string().trim().maxLength(500).optional(),
+  })
+)
+
+/**
+ * Lifts the lock that failed sign-ins put on an operator's account (before
+ * the window passes): their failures are forgotten and they can sign in at
+ * once. Audited, with whether the account was locked and how many failures
+ * were forgotten. The back-office's Operators page and `operator:unlock`.
+ */
+export async function unlockOperator(input: Record<string, unknown>, actor: Actor) {
+  const data = await validateInput(unlockOperatorValidator, input)
+  const operator = await Operator.findBy('email', data.email)
+  if (!operator) throw ActionError.notFound('email', `no operator ${data.email}`)
+  const lockedFor = await accountLockedFor(operator.email)
+  const failures = await accountFailureCount(operator.email)
+  await clearAccountFailures(operator.email)
+  await db.transaction(async (trx) => {
+    await recordAudit(trx, actor, {
+      action: 'operator.unlock',
+      target: { type: 'operator', id: operator.email },
+      reason: { comment: data.comment },
+      details: { was_locked: lockedFor > 0, failures_forgotten: failures },
+    })
+  })
+  return { operator, wasLocked: lockedFor > 0 }
+}
