@@ -32,10 +32,15 @@ export const middleware = router.named({
   initializeBouncer: () => import('#admin/middleware/initialize_bouncer_middleware'),
   adminAuth: () => import('#admin/middleware/admin_auth_middleware'),
   adminGuest: () => import('#admin/middleware/admin_guest_middleware'),
+  adminNoStore: () => import('#admin/middleware/admin_no_store_middleware'),
 })
 
-/** The back-office's common stack, in order. */
+/**
+ * The back-office's common stack, in order. First, `Cache-Control: no-store`
+ * on every /admin response (pages, exports, redirects, errors).
+ */
 export const adminStack = () => [
+  middleware.adminNoStore(),
   middleware.bodyparser(),
   middleware.session(),
   middleware.shield(),

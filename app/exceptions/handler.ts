@@ -6,6 +6,7 @@ import { GatewayError } from '#exceptions/gateway_error'
 import { clientAborted, dependencyOutage } from '#exceptions/dependency_outage'
 import { sendError } from '#merchant_api/envelope'
 import { ActionError } from '#core/validation'
+import { loggedUrl } from '#core/logged_url'
 import { RequestAlreadyProcessed } from '#core/merchant_requests'
 import { answerAgain } from '#merchant_api/stored_answers'
 
@@ -95,7 +96,7 @@ async function refuseMethod(ctx: HttpContext): Promise<never> {
   throw new GatewayError(
     405,
     'method-not-allowed',
-    `${ctx.request.method()} is not allowed on ${ctx.request.url()}; use POST`
+    `${ctx.request.method()} is not allowed on ${loggedUrl(ctx)}; use POST`
   )
 }
 
@@ -151,7 +152,7 @@ function describe(error: unknown, ctx: HttpContext): Outcome {
       kind: 'refusal',
       status: 404,
       identifier: 'not-found',
-      message: `no endpoint ${ctx.request.method()} ${ctx.request.url()}`,
+      message: `no endpoint ${ctx.request.method()} ${loggedUrl(ctx)}`,
     }
   }
   if (candidate?.code === 'E_VALIDATION_ERROR' && Array.isArray(candidate.messages)) {

@@ -1,10 +1,12 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
+import { loggedUrl } from '#core/logged_url'
 
 /**
  * One structured line per request, written when the response has been sent so
  * that it carries the final status (also for errors rendered by the exception
- * handler). Bodies and headers are never logged here.
+ * handler). Bodies and headers are never logged here, nor the query string;
+ * a one-time token in the path is written as `[redacted]`.
  */
 export default class RequestLoggerMiddleware {
   async handle(ctx: HttpContext, next: NextFn) {
@@ -14,7 +16,7 @@ export default class RequestLoggerMiddleware {
       ctx.logger.info(
         {
           method: ctx.request.method(),
-          url: ctx.request.url(),
+          url: loggedUrl(ctx),
           status: ctx.response.response.statusCode,
           duration_ms: Math.round(durationMs * 10) / 10,
           ip: ctx.request.ip(),

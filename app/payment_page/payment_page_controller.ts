@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import type { HttpContext } from '@adonisjs/core/http'
 import app from '@adonisjs/core/services/app'
 import {
@@ -34,10 +35,32 @@ async function slipRateLimit() {
   return rateLimit
 }
 
-function pageHeaders(response: HttpContext['response']) {
+/**
+ * The page's Content-Security-Policy: nothing but its own inline script and
+ * stylesheet (each carrying this response's nonce), the QR as a data: image,
+ * the status poll and the slip form to the gateway itself.
+ */
+export function paymentPageCsp(nonce: string) {
+  return [
+    `default-src 'none'`,
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    `img-src 'self' data:`,
+    `connect-src 'self'`,
+    `form-action 'self'`,
+    `frame-ancestors 'none'`,
+    `base-uri 'none'`,
+    `object-src 'none'`,
+  ].join('; ')
+}
+
+function pageHeaders({ response, view }: Pick<HttpContext, 'response' | 'view'>) {
+  const nonce = randomBytes(16).toString('base64')
   response.header('Cache-Control', 'no-store')
   response.header('Referrer-Policy', 'no-referrer')
   response.header('X-Frame-Options', 'DENY')
+  response.header('Content-Security-Policy', paymentPageCsp(nonce))
+  view.share({ cspNonce: nonce })
 }
 
 /** The slip notice at the top of the page, in the page's language. */
@@ -82,7 +105,7 @@ export default class PaymentPageController {
   async show({ params, request, response, view }: HttpContext) {
     const lang = pageLanguage(request.input('lang'), request.header('accept-language'))
     const order = await findOrderByUuid(params.uuid)
-    pageHeaders(response)
+    pageHeaders({ response, view })
     if (!order) {
       response.status(404)
       return view.render('pay/not_found', { t: PAGE_TEXT[lang], lang })
@@ -107,7 +130,7 @@ export default class PaymentPageController {
    */
   async uploadSlip({ params, request, response, view, logger }: HttpContext) {
     const lang = pageLanguage(request.qs().lang, request.header('accept-language'))
-    pageHeaders(response)
+    pageHeaders({ response, view })
     const back = (flag: SlipNotice, reason?: string) => {
       // Refusals are outcomes, not errors: one line for whoever looks into a complaint.
       if (flag !== 'received') {
