@@ -8,6 +8,12 @@ const reconciliationConfig = {
    * review-queue item and `reconcile:verify` fails on it.
    */
   receivableWindowHours: env.get('RECEIVABLE_WINDOW_HOURS', 24),
+  /**
+   * Seconds a statement line may be dated after the import's own time (the
+   * bank's clock and ours differ a little); a line later than that refuses
+   * the import (app/reconciliation/future_statement_lines.ts).
+   */
+  statementClockSkewSeconds: env.get('STATEMENT_CLOCK_SKEW_SECONDS', 300),
 }
 
 export default reconciliationConfig

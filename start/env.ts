@@ -98,4 +98,5 @@ export default await Env.create(new URL('../', import.meta.url), {
   SLIP_VERIFIERS: Env.schema.string.optional(),
   SLIP_RECHECK_MAX_AGE_DAYS: Env.schema.number.optional(),
   RECEIVABLE_WINDOW_HOURS: Env.schema.number.optional(),
+  STATEMENT_CLOCK_SKEW_SECONDS: Env.schema.number.optional(),
 })

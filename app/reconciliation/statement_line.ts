@@ -1,7 +1,7 @@
 import { BANKS, isBankCode } from '#core/banks'
 /** A statement line as a layout parser reads it, before import. */
 export interface ParsedStatementLine {
-  /** Line number in the file (1 = first data line), for error messages. */
+  /** The file's physical line (1 = the header row, so 2 = the first data line), for error messages. */
   lineNumber: number
   lineAt: Date
   direction: 'credit' | 'debit'

@@ -187,6 +187,25 @@ test.group('back-office payouts and statements (browser)', (group) => {
     assert.equal(await page.inputValue('#field-deposit_account_id'), String(account.id))
     assert.lengthOf(await db.from('statement_imports'), 0)
 
+    // A line dated 10 minutes after the upload: refused beside the file, naming
+    // the file's own line (the header is line 1), nothing imported.
+    const future = join(await temporaryDirectory(), 'future.csv')
+    await writeFile(
+      future,
+      neutralStatement([
+        [now, 'credit', '10.00', 'TRANSFER'],
+        [now.plus({ minutes: 10 }), 'credit', '20.00', 'TRANSFER'],
+      ])
+    )
+    await page.selectOption('#field-deposit_account_id', String(account.id))
+    await page.setInputFiles('#field-file', future)
+    await submit(page, '#statement-upload')
+    const futureError = await page.locator('#error-file').innerText()
+    assert.include(futureError, 'Nothing imported: line 3: ')
+    assert.include(futureError, 'is in the future')
+    assert.lengthOf(await db.from('statement_imports'), 0)
+    assert.lengthOf(await db.from('statement_lines'), 0)
+
     await page.selectOption('#field-layout', 'neutral')
     await page.setInputFiles('#field-file', path)
     await submit(page, '#statement-upload')

@@ -4,6 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import { LAYOUTS, parseStatement, type StatementLayout } from '#reconciliation/layouts/index'
 import { StatementFormatError } from '#reconciliation/statement_line'
+import { refuseFutureLines } from '#reconciliation/future_statement_lines'
 import { matchImport, storeStatement, type ImportSummary } from '#reconciliation/statements'
 import { recordAudit } from '#core/audit'
 import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
@@ -31,8 +32,10 @@ const MESSAGES = {
  * `statement_imports` row, the new lines and the audit row commit together
  * (importing a file again adds no line), and a bad line met while the file
  * is parsed (as a stream, its lines stored as they come) rolls all of it
- * back. Matching then runs in batches, as statements.ts describes; then the
- * account's pending slips are checked again (a job).
+ * back; so does a line dated in the future (future_statement_lines.ts).
+ * Errors name the file's own line (the header is line 1). Matching then
+ * runs in batches, as statements.ts describes; then the account's pending
+ * slips are checked again (a job).
  */
 export async function importStatement(
   input: Record<string, unknown>,
@@ -50,6 +53,8 @@ export async function importStatement(
     )
   }
   const fileSha256 = createHash('sha256').update(data.content).digest('hex')
+  // The import's own time: a line dated after it (beyond the clock skew) refuses the file.
+  const importedAt = new Date()
 
   // Importers of overlapping files insert the same fingerprints: InnoDB may
   // pick one as a deadlock victim, and its transaction is run again whole
@@ -63,7 +68,7 @@ export async function importStatement(
           layout,
           fileName: data.file_name,
           fileSha256,
-          lines: parseStatement(layout, data.content),
+          lines: refuseFutureLines(parseStatement(layout, data.content), importedAt),
           actor,
           judge: true,
         })

@@ -13,6 +13,8 @@ import {
  * Statement file layouts (docs/reconciliation.md lists their columns): the
  * columns a file must have and how one CSV record becomes a line, or a
  * StatementFormatError naming the bad line (an import is all or nothing).
+ * `lineNumber` is the record's physical line in the file: the header is
+ * line 1, so the first data line is line 2; empty lines count too.
  */
 interface Layout {
   name: string
@@ -63,28 +65,48 @@ export async function* parseStatement(
       skip_empty_lines: true,
       trim: true,
       relax_column_count: true,
+      // Each record with where the parser stands: the file's line it ends on.
+      info: true,
     })
   )
-  let lineNumber = 0
-  const records = parser[Symbol.asyncIterator]() as AsyncIterator<Record<string, string>>
+  let first = true
+  const records = parser[Symbol.asyncIterator]() as AsyncIterator<{
+    record: Record<string, string>
+    info: { lines: number }
+  }>
   try {
     for (;;) {
-      let next: IteratorResult<Record<string, string>>
+      let next: IteratorResult<{ record: Record<string, string>; info: { lines: number } }>
       try {
         next = await records.next()
       } catch (error) {
         throw new StatementFormatError(`not a CSV file: ${(error as Error).message}`)
       }
       if (next.done) return
-      const record = next.value
-      if (++lineNumber === 1) requireColumns(record, definition)
-      yield definition.line(record, lineNumber)
+      const { record, info } = next.value
+      if (first) {
+        requireColumns(record, definition)
+        first = false
+      }
+      yield definition.line(record, physicalLine(record, info.lines))
     }
   } finally {
     // Stopped early (a bad line, or the caller gave up): stop reading too.
     parser.destroy()
     input.destroy()
   }
+}
+
+/**
+ * The file's line a record starts on (1 = the header): the parser counts the
+ * line it ends on, and a quoted value may hold line breaks of its own.
+ */
+function physicalLine(record: Record<string, string>, endLine: number) {
+  let breaks = 0
+  for (const value of Object.values(record)) {
+    for (let at = value.indexOf('\n'); at !== -1; at = value.indexOf('\n', at + 1)) breaks++
+  }
+  return endLine - breaks
 }
 
 function requireColumns(record: Record<string, string>, layout: Layout) {

@@ -1,0 +1,36 @@
+import reconciliationConfig from '#config/reconciliation'
+import { formatGatewayDateTime } from '#core/clock'
+import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
+
+/**
+ * A statement line the bank cannot have booked yet: one dated more than the
+ * clock skew (STATEMENT_CLOCK_SKEW_SECONDS, default 300 s) after the
+ * import's own time. Such a line would pay orders at a payment time in the
+ * future, so it refuses the whole import as any bad line does (a
+ * StatementFormatError naming the file's line): nothing is written.
+ */
+export function refuseFutureLine(
+  line: ParsedStatementLine,
+  importedAt: Date,
+  skewSeconds = reconciliationConfig.statementClockSkewSeconds
+) {
+  const latest = importedAt.getTime() + skewSeconds * 1000
+  if (line.lineAt.getTime() > latest) {
+    throw new StatementFormatError(
+      `line ${line.lineNumber}: ${formatGatewayDateTime(line.lineAt)} is in the future ` +
+        `(later than the import's time ${formatGatewayDateTime(importedAt)} GMT+7 ` +
+        `plus ${skewSeconds} s of clock skew)`
+    )
+  }
+}
+
+/** The lines of a parsed file, each checked with `refuseFutureLine` as it comes. */
+export async function* refuseFutureLines(
+  lines: AsyncIterable<ParsedStatementLine>,
+  importedAt: Date
+): AsyncGenerator<ParsedStatementLine> {
+  for await (const line of lines) {
+    refuseFutureLine(line, importedAt)
+    yield line
+  }
+}
