@@ -6,7 +6,7 @@ import { freezePayment } from '#payments/actions/freeze_payment'
 import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
 import { verifyLedger } from '#ledger/verify'
 import { cliActor } from '#core/actor'
-import { closeBrowser } from '#tests/helpers/browser'
+import { closeBrowser, screenshot } from '#tests/helpers/browser'
 import {
   createDepositAccount,
   createDepositMerchant,
@@ -99,6 +99,7 @@ test.group('back-office approval of a frozen order (browser)', (group) => {
     assert.include(shown, 'unfreeze it before approving')
     assert.include(shown, `approval request #${request.id} stays pending`)
     assert.notInclude(shown, 'Nothing was saved')
+    await screenshot(bob, 'review-approval-frozen')
     // Still in the queue, still approvable once the order is unfrozen.
     assert.equal(await bob.locator(`#approve-request-${request.id}`).count(), 1)
 
