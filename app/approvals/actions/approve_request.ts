@@ -10,7 +10,6 @@ import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
-import { FrozenOrderRefusal } from '#payments/frozen_orders'
 
 /** Why a request is approved (optional for callers; the back-office form asks for one). */
 export const APPROVAL_APPROVE_REASON_CODES = [
@@ -62,18 +61,23 @@ export async function approveRequest(
 
       const before = approvalSnapshot(request)
       const stored = await entry.validate(request.input)
-      let result: Record<string, unknown>
-      try {
-        const prepared = await entry.prepare(trx, stored, actor)
-        // Not yet (a frozen order): refused as is, the request stays pending.
-        await entry.approvable?.(trx, prepared, request)
-        result = await entry.run(trx, prepared, stored, { actor, request })
-      } catch (error) {
-        if (!(error instanceof ActionError) || error instanceof FrozenOrderRefusal) throw error
-        throw ActionError.general(
+      const spent = (error: unknown) => {
+        if (!(error instanceof ActionError)) return error
+        return ActionError.general(
           `approval request #${request.id} can no longer be carried out: ${error.message}; reject it`
         )
       }
+      const prepared = await entry.prepare(trx, stored, actor).catch((error) => {
+        throw spent(error)
+      })
+      // Not yet (e.g. a frozen order): its refusal is passed on as it is, and
+      // the request stays pending, to be approved later or rejected.
+      await entry.approvable?.(trx, prepared, request)
+      const result = await entry
+        .run(trx, prepared, stored, { actor, request })
+        .catch((error): never => {
+          throw spent(error)
+        })
       const now = DateTime.utc()
       request.merge({
         status: 'approved',
