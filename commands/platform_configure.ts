@@ -7,7 +7,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * 22:00-06:00 spans midnight. --no-payment-page-domain clears the domain.
  * From the command line, switching deposits back on and raising or removing
  * the four-eyes threshold apply at once (in the back-office they need a
- * second admin's approval); the audit row records that they were made here.
+ * second admin's approval); the audit row records that they were made here,
+ * and a pending back-office request for the same change is closed as
+ * superseded.
  */
 export default class PlatformConfigure extends BaseCommand {
   static commandName = 'platform:configure'
@@ -55,7 +57,7 @@ export default class PlatformConfigure extends BaseCommand {
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {
-      const { platform, changed } = await configurePlatform(
+      const { platform, changed, superseded } = await configurePlatform(
         {
           code: this.code,
           name: this.name,
@@ -71,12 +73,18 @@ export default class PlatformConfigure extends BaseCommand {
         cliActor()
       )
       const settings = platformSnapshot(platform)
+      const closed = superseded.map((request) => request.id)
       if (this.json) {
-        console.log(JSON.stringify({ ...settings, changed }))
+        console.log(JSON.stringify({ ...settings, changed, superseded_requests: closed }))
         return
       }
       if (changed.length > 0) {
         this.logger.success(`Platform ${platform.code} updated: ${changed.join(', ')}`)
+      }
+      for (const request of superseded) {
+        this.logger.info(
+          `Approval request #${request.id} (${request.kind}, asked by ${request.requestedByActor}) closed: superseded`
+        )
       }
       const table = this.ui.table()
       table.head(['setting', 'value'])

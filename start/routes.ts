@@ -119,6 +119,7 @@ router
         router.post('/platforms', [PlatformsController, 'store'])
         router.post('/platforms/:code', [PlatformsController, 'update'])
         router.post('/platforms/:code/deposits', [PlatformsController, 'deposits'])
+        router.post('/platforms/:code/four-eyes', [PlatformsController, 'fourEyes'])
 
         router.get('/merchants/new', [MerchantsController, 'create'])
         router.post('/merchants', [MerchantsController, 'store'])

@@ -160,14 +160,21 @@ export async function openApprovalRequest(trx: TransactionClientContract, open: 
   return request
 }
 
+const CLOSE_AUDIT_ACTIONS = {
+  rejected: 'approval.reject',
+  expired: 'approval.expire',
+  superseded: 'approval.supersede',
+} as const
+
 /**
- * Ends a pending request without running it (rejected or expired): frees its
- * pending slot, runs the action's `closed` hook, records who and why.
+ * Ends a pending request without running it (rejected, expired, or
+ * superseded by a direct change of the same thing): frees its pending slot,
+ * runs the action's `closed` hook, records who and why.
  */
 export async function closeRequest(
   trx: TransactionClientContract,
   request: ApprovalRequest,
-  outcome: 'rejected' | 'expired',
+  outcome: keyof typeof CLOSE_AUDIT_ACTIONS,
   actor: Actor,
   reason: Reason = {},
   now: DateTime = DateTime.utc()
@@ -187,13 +194,33 @@ export async function closeRequest(
   await request.useTransaction(trx).save()
   if (entry.closed) await entry.closed(trx, await entry.validate(request.input), request)
   await recordAudit(trx, actor, {
-    action: outcome === 'rejected' ? 'approval.reject' : 'approval.expire',
+    action: CLOSE_AUDIT_ACTIONS[outcome],
     target: { type: request.targetType, id: request.targetId },
     before: { status: before.status },
     after: { status: request.status },
     reason,
     details: { approval_request_id: request.id, kind: request.kind, action: request.action },
   })
+}
+
+/**
+ * A direct change made what a pending request asks for moot (the command
+ * line's break-glass applied it, or a stricter value was set): the live
+ * request of `kind` on `target`, if any, is closed as superseded in the
+ * caller's transaction (the caller holds the target's lock), with `actor`
+ * and the reason in the request and the audit log. Returns it, or null.
+ */
+export async function supersedePendingRequest(
+  trx: TransactionClientContract,
+  kind: string,
+  target: { type: string; id: string },
+  actor: Actor,
+  comment: string
+) {
+  const live = await livePendingRequest(trx, kind, target)
+  if (!live) return null
+  await closeRequest(trx, live, 'superseded', actor, { code: 'superseded', comment })
+  return live
 }
 
 function closeAsExpired(trx: TransactionClientContract, request: ApprovalRequest, now: DateTime) {

@@ -6,6 +6,7 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import type { ApprovableAction } from '#approvals/approvable_actions'
 import { ActionError } from '#core/validation'
 import type { Actor } from '#core/actor'
+import type { OperatorRole } from '#operators/roles'
 
 /** The request an approve or reject form names. */
 export const approvalRequestId = () => vine.number().withoutDecimals().min(1)
@@ -48,4 +49,24 @@ export async function assertMayDecide(
     )
   }
   return operator
+}
+
+/**
+ * What `operator` may do with a pending request, for the pages that show
+ * its buttons (the same rules as assertMayDecide, which the actions apply on
+ * the server): approve with the approver role unless they asked for it or
+ * reviewed its slip; reject with the approver role, or withdraw their own.
+ */
+export function decisionRights(
+  operator: Pick<Operator, 'id' | 'role' | 'disabledAt'>,
+  request: { requestedBy: number | null; reviewedBy: number | null; approverRole: OperatorRole }
+) {
+  const active = !operator.disabledAt
+  const own = request.requestedBy === operator.id
+  const approver = active && hasRole(operator, request.approverRole)
+  return {
+    own,
+    approve: approver && !own && request.reviewedBy !== operator.id,
+    reject: active && (approver || own),
+  }
 }

@@ -4,6 +4,7 @@ import { ageClass, ageLabel } from '#review/queues'
 import type { QueueFilter } from '#review/frozen_queue_query'
 import { APPROVABLE_ACTIONS, isApprovableActionName } from '#approvals/approvable_actions'
 import { formatGatewayDateTime } from '#core/clock'
+import type { OperatorRole } from '#operators/roles'
 import { formatAmount } from '#core/money'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
@@ -28,6 +29,11 @@ function describe(action: string, input: unknown) {
   } catch {
     return action
   }
+}
+
+/** The least role that may decide on a request of `action` (unknown: admin). */
+function approverRoleOf(action: string): OperatorRole {
+  return isApprovableActionName(action) ? APPROVABLE_ACTIONS[action].approverRole : 'admin'
 }
 
 function targetHref(row: Record<string, any>) {
@@ -148,6 +154,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         requested_by: String(row.requested_by_actor),
         requested_by_id: row.requested_by === null ? null : Number(row.requested_by),
         reviewed_by_id: row.reviewed_by === null ? null : Number(row.reviewed_by),
+        approver_role: approverRoleOf(String(row.action)),
         reason_code: (row.reason_code as string | null) ?? null,
         comment: (row.comment as string | null) ?? null,
         requested: formatGatewayDateTime(since),
@@ -164,11 +171,47 @@ export async function pendingApprovals(filter: QueueFilter) {
   }
 }
 
-/** The latest decided requests (approved, rejected, expired), newest first. */
+/**
+ * The live pending requests concerning one target (a platform's page shows
+ * the switch or threshold change waiting for a second admin), oldest first:
+ * what, asked by whom and when, until when, and the approver role.
+ */
+export async function pendingRequestsOn(targetType: string, targetId: string) {
+  const now = new Date()
+  const rows = await db
+    .from('approval_requests')
+    .where('target_type', targetType)
+    .where('target_id', targetId)
+    .where('status', 'pending')
+    .where('expires_at', '>', now)
+    .orderBy('id', 'asc')
+  return rows.map((row) => {
+    const since = new Date(row.created_at)
+    const action = String(row.action)
+    return {
+      id: Number(row.id),
+      kind: String(row.kind),
+      action,
+      what: describe(action, row.input),
+      requested_by: String(row.requested_by_actor),
+      requested_by_id: row.requested_by === null ? null : Number(row.requested_by),
+      reviewed_by_id: row.reviewed_by === null ? null : Number(row.reviewed_by),
+      approver_role: approverRoleOf(action),
+      reason_code: (row.reason_code as string | null) ?? null,
+      comment: (row.comment as string | null) ?? null,
+      requested: formatGatewayDateTime(since),
+      age: ageLabel(since),
+      age_class: ageClass(since),
+      expires: formatGatewayDateTime(new Date(row.expires_at)),
+    }
+  })
+}
+
+/** The latest decided requests (approved, rejected, expired, superseded), newest first. */
 export async function recentDecidedApprovals(limit = 20) {
   const rows = await db
     .from('approval_requests')
-    .whereIn('status', ['approved', 'rejected', 'expired'])
+    .whereIn('status', ['approved', 'rejected', 'expired', 'superseded'])
     .whereNotNull('decided_at')
     // Newest first by id: the primary key, no sort of the whole table.
     .orderBy('id', 'desc')

@@ -6,8 +6,19 @@ import { configurePlatform } from '#merchants/actions/configure_platform'
 import { platformSnapshot } from '#merchants/platform_rules'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
+import { pendingRequestsOn } from '#review/approvals_query'
+import { decisionRights } from '#approvals/approval_rules'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
+import { formatBaht } from '#dashboard/dashboard_view'
+import type Operator from '#operators/models/operator'
 
-/** Platforms (tenants): list, create, edit, and the deposit killswitch. Admins change them. */
+const options = (codes: readonly string[]) => codes.map((code) => ({ value: code, label: code }))
+
+/**
+ * Platforms (tenants): list, create, edit, the deposit killswitch and the
+ * four-eyes threshold, with the requests waiting on them. Admins change them.
+ */
 export default class PlatformsController {
   async index({ view }: HttpContext) {
     const platforms = await Platform.query().orderBy('code')
@@ -44,10 +55,28 @@ export default class PlatformsController {
     )
   }
 
-  async show({ view, params }: HttpContext) {
+  async show({ view, params, auth }: HttpContext) {
     const platform = await Platform.findBy('code', String(params.code))
     if (!platform) throw ActionError.notFound('code', `no platform "${params.code}"`)
-    return view.render('admin/platforms/show', { platform: platformSnapshot(platform) })
+    const operator = auth.user as Operator
+    const pending = await pendingRequestsOn('platform', platform.code)
+    return view.render('admin/platforms/show', {
+      platform: platformSnapshot(platform),
+      /** "50,000.00" THB, or null: four eyes never required. */
+      threshold:
+        platform.fourEyesThreshold === null ? null : formatBaht(platform.fourEyesThreshold),
+      pending: pending.map((request) => ({
+        ...request,
+        may: decisionRights(operator, {
+          requestedBy: request.requested_by_id,
+          reviewedBy: request.reviewed_by_id,
+          approverRole: request.approver_role,
+        }),
+      })),
+      back: `/admin/platforms/${platform.code}`,
+      approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: options(APPROVAL_REJECT_REASON_CODES),
+    })
   }
 
   async update(ctx: HttpContext) {
@@ -61,6 +90,21 @@ export default class PlatformsController {
     // An emptied domain field removes the domain.
     if (input.payment_page_domain === '') input.payment_page_domain = 'none'
     return this.#configure(ctx, input, 'Settings saved.')
+  }
+
+  /**
+   * The four-eyes threshold: THB (thousands separators allowed), or empty
+   * for "not required". Lowering it applies at once; raising or removing it
+   * opens a request for a second admin.
+   */
+  async fourEyes(ctx: HttpContext) {
+    const raw = ctx.request.input('four_eyes_threshold')
+    const threshold = typeof raw === 'string' && raw.trim() === '' ? 'none' : raw
+    return this.#configure(
+      ctx,
+      { four_eyes_threshold: threshold ?? '', comment: ctx.request.input('comment') },
+      'Four-eyes threshold saved.'
+    )
   }
 
   /** The killswitch, confirmed: switching deposits off makes every payment create answer 503. */
@@ -89,13 +133,21 @@ export default class PlatformsController {
     return submitAction(
       ctx,
       (actor) => configurePlatform({ ...input, code }, actor),
-      ({ changed, requests }) => {
+      ({ changed, requests, superseded }) => {
         // Switching deposits back on (or weakening four eyes) waits for a second admin.
         const asked = requests.map((request) => `#${request.id}`).join(', ')
         const done = changed.length > 0 ? message : requests.length > 0 ? '' : 'Nothing changed.'
+        const closed = superseded.map((request) => `#${request.id}`).join(', ')
         ctx.session.flash(
           'success',
-          asked ? `${done} Waiting for a second admin's approval: request ${asked}.`.trim() : done
+          [
+            asked
+              ? `${done} Waiting for a second admin's approval: request ${asked}.`.trim()
+              : done,
+            closed ? `Pending request ${closed} closed: superseded by this change.` : '',
+          ]
+            .filter(Boolean)
+            .join(' ')
         )
         return ctx.response.redirect(`/admin/platforms/${code}`)
       }

@@ -30,6 +30,7 @@ import { approveRequest, APPROVAL_APPROVE_REASON_CODES } from '#approvals/action
 import { rejectRequest, APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
+import { decisionRights } from '#approvals/approval_rules'
 import { ActionError } from '#core/validation'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatAmount } from '#core/money'
@@ -221,6 +222,11 @@ export default class ReviewController {
         ...row,
         own: row.requested_by_id === operator.id,
         reviewed_slip: row.reviewed_by_id === operator.id,
+        may: decisionRights(operator, {
+          requestedBy: row.requested_by_id,
+          reviewedBy: row.reviewed_by_id,
+          approverRole: row.approver_role,
+        }),
       })),
       recent: await recentDecidedApprovals(),
       mine: filter.mine,

@@ -2,7 +2,13 @@ import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import { dateTimeColumn } from '#core/columns'
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'expired'] as const
+export const APPROVAL_STATUSES = [
+  'pending',
+  'approved',
+  'rejected',
+  'expired',
+  'superseded',
+] as const
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number]
 
 const json = {

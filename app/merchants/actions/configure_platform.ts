@@ -5,7 +5,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
-import { openApprovalRequest } from '#approvals/approval_requests'
+import { openApprovalRequest, supersedePendingRequest } from '#approvals/approval_requests'
 import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
@@ -42,6 +42,12 @@ export const configurePlatformValidator = vine.compile(
  * another admin, and the rest of the change is saved. From the command line
  * (shell access to a server, outside the back-office's roles) they apply at
  * once, and the audit row says so.
+ *
+ * A change applied directly closes the pending request it supersedes (status
+ * superseded, with the reason, audited): switching deposits on from the
+ * command line closes a waiting "switch deposits back on"; setting the
+ * threshold directly (the command line, or an admin lowering it) closes a
+ * waiting threshold change, which would otherwise later overwrite it.
  */
 export async function configurePlatform(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(configurePlatformValidator, input)
@@ -94,16 +100,42 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
       }
 
       const diff = changedValues(before, platformSnapshot(platform))
+      const superseded: ApprovalRequest[] = []
       if (diff.changed.length > 0) {
         await platform.useTransaction(trx).save()
+        const where = fromBackOffice ? 'in the back-office' : 'from the command line'
+        const supersede = async (kind: string, what: string) => {
+          const closed = await supersedePendingRequest(
+            trx,
+            kind,
+            platformTarget(platform),
+            actor,
+            `superseded: ${what} ${where} by ${actor.name}`
+          )
+          if (closed) superseded.push(closed)
+        }
+        if (diff.changed.includes('deposit_enabled') && platform.depositEnabled) {
+          await supersede('enable_deposits', 'deposits switched on')
+        }
+        if (diff.changed.includes('four_eyes_threshold')) {
+          await supersede(
+            'four_eyes_threshold',
+            `four-eyes threshold set to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
+          )
+        }
         const directly = !fromBackOffice && (switchesOn || weakens)
+        const details: Record<string, unknown> = {}
+        if (directly) details.four_eyes = 'not required from the command line'
+        if (superseded.length > 0) {
+          details.superseded_requests = superseded.map((request) => request.id)
+        }
         await recordAudit(trx, actor, {
           action: 'platform.configure',
           target: { type: 'platform', id: platform.code },
           before: diff.before,
           after: diff.after,
           reason: { comment: data.comment },
-          details: directly ? { four_eyes: 'not required from the command line' } : null,
+          details: Object.keys(details).length > 0 ? details : null,
         })
       }
 
@@ -120,7 +152,7 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
           })
         )
       }
-      return { platform, changed: diff.changed, requests }
+      return { platform, changed: diff.changed, requests, superseded }
     })
   )
 }
