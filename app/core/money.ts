@@ -34,6 +34,19 @@ export function formatAmount(satang: number): string {
 }
 
 /**
+ * "10,000.00" for 1000000: the amount as Thai readers write it (th-TH groups
+ * thousands with commas, two decimals), for every page an operator or a
+ * customer reads. Integer arithmetic, so no float ever touches satang; the
+ * API, CSV exports and the CLI keep formatAmount's plain "10000.00".
+ */
+export function formatThb(satang: number): string {
+  const sign = satang < 0 ? '-' : ''
+  const abs = Math.abs(satang)
+  const baht = String(Math.trunc(abs / 100)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+  return `${sign}${baht}.${String(abs % 100).padStart(2, '0')}`
+}
+
+/**
  * A value that JSON.stringify writes as a number with two decimals
  * (`100.00`, not `100`), as the merchant API contract asks.
  */

@@ -46,6 +46,18 @@ test.group('money', () => {
     assert.equal(formatAmount(-2050), '-20.50')
   })
 
+  test('formatThb groups thousands as Thai readers write them, exactly, with the sign kept', async ({
+    assert,
+  }) => {
+    const { formatThb } = await import('#core/money')
+    assert.equal(formatThb(0), '0.00')
+    assert.equal(formatThb(99999), '999.99')
+    assert.equal(formatThb(100000), '1,000.00')
+    assert.equal(formatThb(1000000), '10,000.00')
+    assert.equal(formatThb(-1000050), '-10,000.50')
+    assert.equal(formatThb(9_007_199_254_740_991), '90,071,992,547,409.91')
+  })
+
   test('amountJson keeps the two decimals through JSON.stringify', ({ assert }) => {
     assert.equal(
       JSON.stringify({ a: amountJson(10000), b: amountJson(1), c: amountJson(-150) }),
