@@ -44,6 +44,7 @@ export type ScannedRoutes = {
     'platforms.store': { paramsTuple?: []; params?: {} }
     'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
     'platforms.deposits': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'platforms.four_eyes': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
     'merchants.create': { paramsTuple?: []; params?: {} }
     'merchants.store': { paramsTuple?: []; params?: {} }
     'merchants.credentials': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
@@ -225,6 +226,7 @@ export type ScannedRoutes = {
     'platforms.store': { paramsTuple?: []; params?: {} }
     'platforms.update': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
     'platforms.deposits': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
+    'platforms.four_eyes': { paramsTuple: [ParamValue]; params: {'code': ParamValue} }
     'merchants.store': { paramsTuple?: []; params?: {} }
     'merchants.update': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
     'merchants.status': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }

@@ -4,7 +4,7 @@ import Platform from '#merchants/models/platform'
 import ApprovalRequest from '#approvals/models/approval_request'
 import { configurePlatform } from '#merchants/actions/configure_platform'
 import { cliActor } from '#core/actor'
-import { closeBrowser } from '#tests/helpers/browser'
+import { closeBrowser, screenshot } from '#tests/helpers/browser'
 import { createDepositMerchant, resetDatabase } from '#tests/helpers/merchants'
 import { adminUrl, csrfToken, signedInAs } from '#tests/helpers/admin'
 
@@ -69,10 +69,12 @@ test.group('back-office platform four eyes (browser)', (group) => {
     // Their own request: no Approve, only Withdraw.
     assert.equal(await page.locator(`#approve-request-${request.id}`).count(), 0)
     assert.equal(await page.locator(`#reject-request-${request.id}`).innerText(), 'Withdraw')
+    await screenshot(page, 'platform-four-eyes')
 
     const second = await signedInAs('second@example.com', 'admin')
     contexts.push(second.context)
     await second.page.goto(adminUrl('/platforms/test'))
+    await screenshot(second.page, 'platform-pending-second-admin')
     await second.page.fill(`#approve-form-${request.id} input[name=comment]`, 'agreed by phone')
     await submit(second.page, `#approve-form-${request.id}`)
     assert.match(second.page.url(), /\/admin\/platforms\/test$/)
@@ -103,6 +105,7 @@ test.group('back-office platform four eyes (browser)', (group) => {
       const card = who.page.locator(`#platform-request-${request.id}`)
       assert.include(await card.innerText(), 'switch deposits of platform test back on')
       assert.equal(await card.locator('form').count(), 0, `${role}: no Approve or Reject`)
+      if (role === 'viewer') await screenshot(who.page, 'platform-pending-viewer')
 
       const response = await who.page.request.post(adminUrl('/platforms/test/four-eyes'), {
         form: { _csrf: (await csrfToken(who.page))!, four_eyes_threshold: '' },

@@ -110,7 +110,7 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
             kind,
             platformTarget(platform),
             actor,
-            `superseded: ${what} ${where} by ${actor.name}`
+            `${what} ${where} by ${actor.name}`
           )
           if (closed) superseded.push(closed)
         }
