@@ -81,7 +81,10 @@ test.group('back-office killswitch round trip (browser)', (group) => {
     assert.equal(off.body.data.code, 'killswitch_off')
 
     const request = await askToSwitchOn(first.page)
-    assert.include(await first.page.locator('.flash.success').innerText(), "second admin's approval")
+    assert.include(
+      await first.page.locator('.flash.success').innerText(),
+      "second admin's approval"
+    )
     assert.include(
       await first.page.locator(`#platform-request-${request.id}`).innerText(),
       'switch deposits of platform test back on'
@@ -102,7 +105,10 @@ test.group('back-office killswitch round trip (browser)', (group) => {
     const second = await signedInAs('second@example.com', 'admin')
     contexts.push(second.context)
     await second.page.goto(adminUrl('/platforms/test'))
-    await second.page.fill(`#approve-form-${request.id} input[name=comment]`, 'confirmed with the bank')
+    await second.page.fill(
+      `#approve-form-${request.id} input[name=comment]`,
+      'confirmed with the bank'
+    )
     await submit(second.page, `#approve-form-${request.id}`)
     assert.include(await second.page.locator('.flash.success').innerText(), 'approved')
     assert.equal(await second.page.locator('#platform-pending').count(), 0)
