@@ -32,7 +32,15 @@ export default defineConfig({
     () => import('@adonisjs/drive/drive_provider'),
   ],
 
-  preloads: [() => import('#start/routes'), () => import('#start/kernel')],
+  /*
+  | Every environment: approvable actions register themselves as they load, and
+  | a request must find its action in the web server, the worker, Ace and tests.
+  */
+  preloads: [
+    () => import('#start/routes'),
+    () => import('#start/kernel'),
+    () => import('#start/approvable_actions'),
+  ],
 
   tests: {
     suites: [

@@ -3,45 +3,15 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import type { OperatorRole } from '#operators/roles'
 import type { Actor } from '#core/actor'
 import { ActionError } from '#core/validation'
-import {
-  markPaymentPaidValidator,
-  MARK_PAID_MESSAGES,
-  prepareMarkPaid,
-  runMarkPaid,
-  releaseReviewHold,
-  holdForReview,
-  type MarkPaidData,
-  type MarkPaidPrepared,
-} from '#payments/actions/mark_payment_paid'
-import {
-  depositsOnValidator,
-  fourEyesThresholdValidator,
-  prepareDepositsOn,
-  prepareFourEyesThreshold,
-  runDepositsOn,
-  runFourEyesThreshold,
-  type DepositsOnData,
-  type FourEyesThresholdData,
-} from '#merchants/actions/configure_platform'
-import {
-  attachStatementLineValidator,
-  ATTACH_LINE_MESSAGES,
-  prepareAttachLine,
-  runAttachLine,
-  type AttachLineData,
-  type AttachLinePrepared,
-} from '#reconciliation/actions/attach_statement_line'
-import {
-  creditMerchantFromLineValidator,
-  CREDIT_LINE_MESSAGES,
-  prepareCreditLine,
-  runCreditLine,
-  type CreditLineData,
-  type CreditLinePrepared,
-} from '#reconciliation/actions/credit_merchant_from_line'
-import { validateInput } from '#core/validation'
-import { assertNotFrozenForApproval } from '#payments/frozen_orders'
-import { formatAmount } from '#core/money'
+
+/*
+ * The approvals core knows approvable actions only through this registry:
+ * each action's own module registers it when it is loaded, so the core
+ * imports none of them (they import the core to open their requests).
+ * start/approvable_actions.ts, a preload, loads those modules in every
+ * process (web, worker, Ace, tests) before any request can be decided; a
+ * name nobody registered is an error, never a silent no-op.
+ */
 
 /** What a request is about, as the queue shows it and the four-eyes rules read it. */
 export interface ApprovalTarget {
@@ -74,6 +44,12 @@ export interface RunContext {
  *   under review does not expire) and what its end undoes.
  */
 export interface ApprovableAction<Data = any, Prepared extends { target: ApprovalTarget } = any> {
+  /** The registry's name, stored in the request: "payment.mark_paid". */
+  name: string
+  /**
+   * One pending request per target and kind: actions that must not wait side
+   * by side share a kind (the statement-line decisions: "line_decision").
+   */
   kind: string
   /** The least role that may approve (and reject) it. */
   approverRole: OperatorRole
@@ -106,92 +82,53 @@ export interface ApprovableAction<Data = any, Prepared extends { target: Approva
   closed?(trx: TransactionClientContract, data: Data, request: ApprovalRequest): Promise<void>
 }
 
+const REGISTRY = new Map<string, ApprovableAction>()
+
 /**
- * The registry: action name → how to run it in a given transaction. Kinds
- * and names are literals here (not imported constants) so that the modules
- * that import this one can be loaded in any order. The two statement-line
- * decisions share the kind "line_decision" (one pending request per line,
- * whichever decision it asks for); returning a line to the payer needs no
- * second operator.
+ * Adds an action to the registry (called by the action's module as it
+ * loads). A module loaded again (development reloads) replaces its entry.
  */
-export const APPROVABLE_ACTIONS = {
-  'payment.mark_paid': {
-    kind: 'mark_paid',
-    approverRole: 'operator',
-    describe: (data) =>
-      `mark payment ${data.platform_order_id} successful` +
-      (data.slip_id ? ` (slip ${data.slip_id})` : ''),
-    validate: (input) => validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES),
-    prepare: (trx, data, actor) => prepareMarkPaid(trx, data, actor),
-    run: (trx, prepared, data, context) => runMarkPaid(trx, prepared, data, context),
-    approvable: (trx, prepared, request) =>
-      assertNotFrozenForApproval(trx, prepared.order, request.id),
-    opened: (trx, prepared, request) => holdForReview(trx, prepared.order, request),
-    closed: (trx, data, request) => releaseReviewHold(trx, data, request),
-  } satisfies ApprovableAction<MarkPaidData, MarkPaidPrepared>,
-
-  'platform.enable_deposits': {
-    kind: 'enable_deposits',
-    approverRole: 'admin',
-    describe: (data) => `switch deposits of platform ${data.code} back on`,
-    validate: (input) => validateInput(depositsOnValidator, input),
-    prepare: (trx, data) => prepareDepositsOn(trx, data),
-    run: (trx, prepared, data, context) => runDepositsOn(trx, prepared, data, context),
-  } satisfies ApprovableAction<DepositsOnData, Awaited<ReturnType<typeof prepareDepositsOn>>>,
-
-  'platform.four_eyes_threshold': {
-    kind: 'four_eyes_threshold',
-    approverRole: 'admin',
-    describe: (data) =>
-      `set the four-eyes threshold of platform ${data.code} to ` +
-      (data.four_eyes_threshold === null ? 'none' : formatAmount(data.four_eyes_threshold)),
-    validate: (input) => validateInput(fourEyesThresholdValidator, input),
-    prepare: (trx, data) => prepareFourEyesThreshold(trx, data),
-    run: (trx, prepared, data, context) => runFourEyesThreshold(trx, prepared, data, context),
-  } satisfies ApprovableAction<
-    FourEyesThresholdData,
-    Awaited<ReturnType<typeof prepareFourEyesThreshold>>
-  >,
-
-  'statement_line.attach': {
-    kind: 'line_decision',
-    approverRole: 'operator',
-    describe: (data) =>
-      `attach statement line #${data.statement_line_id} to payment ${data.platform_order_id}`,
-    validate: (input) => validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES),
-    prepare: (trx, data, actor) => prepareAttachLine(trx, data, actor),
-    run: (trx, prepared, data, context) => runAttachLine(trx, prepared, data, context),
-    approvable: (trx, prepared, request) =>
-      assertNotFrozenForApproval(trx, prepared.order, request.id),
-  } satisfies ApprovableAction<AttachLineData, AttachLinePrepared>,
-
-  'statement_line.credit_merchant': {
-    kind: 'line_decision',
-    approverRole: 'operator',
-    describe: (data) =>
-      `credit statement line #${data.statement_line_id} to merchant ${data.merchant_id}`,
-    validate: (input) =>
-      validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES),
-    prepare: (trx, data, actor) => prepareCreditLine(trx, data, actor),
-    run: (trx, prepared, data, context) => runCreditLine(trx, prepared, data, context),
-  } satisfies ApprovableAction<CreditLineData, CreditLinePrepared>,
-} as const satisfies Record<string, ApprovableAction>
-
-export type ApprovableActionName = keyof typeof APPROVABLE_ACTIONS
-
-export const APPROVABLE_ACTION_NAMES = Object.keys(APPROVABLE_ACTIONS) as ApprovableActionName[]
-
-export function isApprovableActionName(name: unknown): name is ApprovableActionName {
-  return typeof name === 'string' && Object.hasOwn(APPROVABLE_ACTIONS, name)
+export function registerApprovableAction<Data, Prepared extends { target: ApprovalTarget }>(
+  action: ApprovableAction<Data, Prepared>
+) {
+  REGISTRY.set(action.name, action as ApprovableAction)
+  return action
 }
 
-/** The registry's entry, or an ActionError naming the field. */
-export function approvableAction(name: string, field = 'action'): ApprovableAction {
-  if (!isApprovableActionName(name)) {
-    throw ActionError.field(
-      field,
-      `${field} must be one of: ${APPROVABLE_ACTION_NAMES.join(', ')} (got "${name}")`
-    )
-  }
-  return APPROVABLE_ACTIONS[name]
+/** The registered names, in registration order. */
+export function approvableActionNames() {
+  return [...REGISTRY.keys()]
+}
+
+/** The registered entry, or null (e.g. to show a request of an action since removed). */
+export function findApprovableAction(name: string): ApprovableAction | null {
+  return REGISTRY.get(name) ?? null
+}
+
+/**
+ * The registered entry of a stored request or a direct action: a name
+ * without an entry means the action's module was never loaded in this
+ * process, which must fail loudly rather than leave a request undecidable.
+ */
+export function approvableAction(name: string): ApprovableAction {
+  const entry = REGISTRY.get(name)
+  if (!entry) throw unregistered(name)
+  return entry
+}
+
+/** The entry an operator named (a form or command field): unknown names are their mistake. */
+export function requestedApprovableAction(name: string, field = 'action'): ApprovableAction {
+  const entry = REGISTRY.get(name)
+  if (entry) return entry
+  if (REGISTRY.size === 0) throw unregistered(name)
+  throw ActionError.field(
+    field,
+    `${field} must be one of: ${approvableActionNames().join(', ')} (got "${name}")`
+  )
+}
+
+function unregistered(name: string) {
+  return new Error(
+    `no approvable action registered for "${name}": its module must be imported by start/approvable_actions.ts`
+  )
 }

@@ -3,8 +3,10 @@
  * kebab-case identifier callers branch on, a human message, and optionally a
  * `data` object (e.g. `{ code: 'killswitch_off' }` on a 503).
  *
- * Domain code throws these; the exception handler renders them as the spec's
- * error envelope.
+ * The merchant API layer's own refusals (HTTPS, body, authentication, rate
+ * limits: app/merchant_api/*); the exception handler renders them as the
+ * spec's error envelope. Domain code refuses with a Refusal (#core/refusals)
+ * instead, which app/merchant_api/refusal_statuses.ts maps to these fields.
  */
 export class GatewayError extends Error {
   constructor(

@@ -9,6 +9,10 @@ import { ActionError } from '#core/validation'
 import { loggedUrl } from '#core/logged_url'
 import { RequestAlreadyProcessed } from '#core/merchant_requests'
 import { answerAgain } from '#merchant_api/stored_answers'
+import { refusalAnswer } from '#merchant_api/refusal_statuses'
+import { isRefusal } from '#core/refusals'
+import { errorPageMessage } from '#payment_page/customer_messages'
+import { setPaymentPageHeaders } from '#payment_page/page_headers'
 
 /** Identifiers for framework errors that carry only an HTTP status. */
 const IDENTIFIER_BY_STATUS: Record<number, string> = {
@@ -28,8 +32,9 @@ const RETRY_AFTER_SECONDS = 5
 
 /**
  * What an error means for the answer and for the log:
- * - refusal: an outcome the API describes (any GatewayError, 4xx framework
- *   errors such as an unknown route); logged at info, no stack;
+ * - refusal: an outcome the API describes (a domain Refusal, mapped by
+ *   refusal_statuses.ts; any GatewayError; 4xx framework errors such as an
+ *   unknown route); logged at info, no stack;
  * - outage: MySQL or Redis briefly unreachable; 503, logged at warn with the
  *   cause only;
  * - aborted: the client went away while sending its body; nobody to answer;
@@ -41,6 +46,8 @@ interface Outcome {
   identifier: string
   message: string
   data?: Record<string, unknown>
+  /** Seconds for `Retry-After`, when waiting helps. */
+  retryAfterSeconds?: number
   cause?: string
 }
 
@@ -63,7 +70,9 @@ export default class HttpExceptionHandler extends ExceptionHandler {
     }
     const outcome = describe(error, ctx)
     log(outcome, error, ctx)
-    if (outcome.kind === 'outage') ctx.response.header('Retry-After', String(RETRY_AFTER_SECONDS))
+    if (outcome.retryAfterSeconds !== undefined) {
+      ctx.response.header('Retry-After', String(outcome.retryAfterSeconds))
+    }
 
     if (isHtmlArea(ctx.request.url())) {
       if (outcome.kind === 'crash' && this.debug) return super.handle(error, ctx)
@@ -128,6 +137,9 @@ function log(outcome: Outcome, error: unknown, ctx: HttpContext) {
 }
 
 function describe(error: unknown, ctx: HttpContext): Outcome {
+  if (isRefusal(error)) {
+    return { kind: 'refusal', message: error.message, ...refusalAnswer(error) }
+  }
   if (error instanceof GatewayError) {
     return {
       kind: 'refusal',
@@ -179,6 +191,7 @@ function describe(error: unknown, ctx: HttpContext): Outcome {
       status: 503,
       identifier: 'service-unavailable',
       message: `service temporarily unavailable; retry with backoff (request id ${ctx.request.id()})`,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
       cause,
     }
   }
@@ -199,48 +212,25 @@ function describe(error: unknown, ctx: HttpContext): Outcome {
   }
 }
 
-/** Wording of the plain pages, Thai first like the payment page. */
-const PAGE_TEXT = {
-  notFound: {
-    th: 'ไม่พบหน้านี้',
-    en: 'Page not found',
-    detailTh: 'ลิงก์อาจไม่ถูกต้อง โปรดกลับไปที่ร้านค้า',
-    detailEn: 'The link may be wrong. Please go back to the merchant.',
-  },
-  refused: {
-    th: 'ไม่สามารถดำเนินการตามคำขอนี้ได้',
-    en: 'This request cannot be processed',
-    detailTh: 'โปรดกลับไปที่ร้านค้าแล้วลองอีกครั้ง',
-    detailEn: 'Please go back to the merchant and try again.',
-  },
-  unavailable: {
-    th: 'ระบบไม่พร้อมให้บริการชั่วคราว',
-    en: 'Temporarily unavailable',
-    detailTh: 'โปรดลองใหม่อีกครั้งในอีกสักครู่ ไม่ต้องโอนเงินซ้ำ',
-    detailEn: 'Please try again in a moment. Do not pay twice.',
-  },
-  failed: {
-    th: 'เกิดข้อผิดพลาด',
-    en: 'Something went wrong',
-    detailTh: 'โปรดลองใหม่อีกครั้ง หากยังพบปัญหา โปรดแจ้งรหัสอ้างอิงด้านล่างกับร้านค้า',
-    detailEn: 'Please try again. If it persists, give the merchant the reference below.',
-  },
-}
-
 /** A plain HTML page for the customer-facing areas: no stack, no framework page. */
 async function renderPage(outcome: Outcome, ctx: HttpContext) {
-  const text =
-    outcome.status === 404
-      ? PAGE_TEXT.notFound
-      : outcome.status === 503
-        ? PAGE_TEXT.unavailable
-        : outcome.status >= 500
-          ? PAGE_TEXT.failed
-          : PAGE_TEXT.refused
+  // The customer's words, Thai first like the payment page (one list in customer_messages.ts).
+  const message = errorPageMessage(outcome.status)
+  const text = {
+    th: message.heading.th,
+    en: message.heading.en,
+    detailTh: message.detail.th,
+    detailEn: message.detail.en,
+  }
   ctx.response.status(outcome.status)
-  ctx.response.header('Cache-Control', 'no-store')
-  ctx.response.header('Referrer-Policy', 'no-referrer')
-  ctx.response.header('X-Frame-Options', 'DENY')
+  if (ctx.request.url().startsWith('/pay/')) {
+    // The payment page's own CSP, on its error pages too (docs/decisions.md).
+    ctx.view.share({ cspNonce: setPaymentPageHeaders(ctx.response) })
+  } else {
+    ctx.response.header('Cache-Control', 'no-store')
+    ctx.response.header('Referrer-Policy', 'no-referrer')
+    ctx.response.header('X-Frame-Options', 'DENY')
+  }
   const html = await ctx.view.render('errors/page', {
     text,
     status: outcome.status,

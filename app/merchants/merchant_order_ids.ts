@@ -1,4 +1,4 @@
-import { GatewayError } from '#exceptions/gateway_error'
+import { DuplicateMerchantOrderId } from '#core/refusals'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
 /** Spec: merchant_order_id is unique per merchant for 7 days (payments; settlements). */
@@ -28,10 +28,10 @@ export function reserveMerchantOrderIdStatement(
   )
 }
 
-/** The 409 for a reservation refused as a duplicate, or null for any other error. */
+/** The refusal of a reservation refused as a duplicate, or null for any other error. */
 export function asDuplicateMerchantOrderId(error: unknown, merchantOrderId: string) {
   if (refusedColumn(error) !== 'reserved_at') return null
-  return GatewayError.duplicateEntry(
+  return new DuplicateMerchantOrderId(
     `merchant_order_id ${merchantOrderId} was already used in the last ${ORDER_ID_WINDOW_DAYS} days`
   )
 }

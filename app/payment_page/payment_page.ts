@@ -4,7 +4,8 @@ import DepositAccount from '#payments/models/deposit_account'
 import Platform from '#merchants/models/platform'
 import Merchant from '#merchants/models/merchant'
 import { qrPngDataUrl } from '#payments/qr_image'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
+import { bankName } from '#core/banks'
 import { formatGatewayDateTime } from '#core/clock'
 import paymentsConfig from '#config/payments'
 
@@ -56,11 +57,13 @@ export async function paymentPageView(order: PaymentOrder) {
     platformOrderId: order.platformOrderId,
     merchantOrderId: order.merchantOrderId,
     channel: order.channel,
-    amount: formatAmount(order.amount),
-    transferAmount: formatAmount(order.transferAmount),
+    amount: formatThb(order.amount),
+    transferAmount: formatThb(order.transferAmount),
     adjusted: order.transferAmount !== order.amount,
     qrDataUrl: state === 'pay' && order.qrcode ? await qrPngDataUrl(order.qrcode) : null,
     depositBank: account.bank,
+    // Customers look for the bank's name in their app; the code is shown small beside it.
+    depositBankName: { th: bankName(account.bank, 'th'), en: bankName(account.bank, 'en') },
     depositAccountNo: account.accountNo,
     depositAccountName: account.accountName,
     paymentReference: order.paymentReference,

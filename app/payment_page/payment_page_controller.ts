@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import type { HttpContext } from '@adonisjs/core/http'
 import app from '@adonisjs/core/services/app'
 import {
@@ -17,9 +16,10 @@ import {
   type SlipNotice,
 } from '#payment_page/payment_page_text'
 import { readSlipForm } from '#payment_page/slip_form'
+import { setPaymentPageHeaders } from '#payment_page/page_headers'
 import { PaymentPageSlipRateLimit } from '#payment_page/slip_rate_limit'
 import { uploadSlip } from '#slips/actions/upload_slip'
-import { GatewayError } from '#exceptions/gateway_error'
+import { isRefusal, type DomainRefusal } from '#core/refusals'
 import { RedisConnections } from '#core/redis'
 import type { Actor } from '#core/actor'
 import paymentsConfig from '#config/payments'
@@ -35,32 +35,12 @@ async function slipRateLimit() {
   return rateLimit
 }
 
-/**
- * The page's Content-Security-Policy: nothing but its own inline script and
- * stylesheet (each carrying this response's nonce), the QR as a data: image,
- * the status poll and the slip form to the gateway itself.
- */
-export function paymentPageCsp(nonce: string) {
-  return [
-    `default-src 'none'`,
-    `script-src 'nonce-${nonce}'`,
-    `style-src 'nonce-${nonce}'`,
-    `img-src 'self' data:`,
-    `connect-src 'self'`,
-    `form-action 'self'`,
-    `frame-ancestors 'none'`,
-    `base-uri 'none'`,
-    `object-src 'none'`,
-  ].join('; ')
-}
+// Kept importable from here: the policy and headers live in page_headers.ts,
+// which the exception handler also uses for the error pages under /pay/.
+export { paymentPageCsp } from '#payment_page/page_headers'
 
 function pageHeaders({ response, view }: Pick<HttpContext, 'response' | 'view'>) {
-  const nonce = randomBytes(16).toString('base64')
-  response.header('Cache-Control', 'no-store')
-  response.header('Referrer-Policy', 'no-referrer')
-  response.header('X-Frame-Options', 'DENY')
-  response.header('Content-Security-Policy', paymentPageCsp(nonce))
-  view.share({ cspNonce: nonce })
+  view.share({ cspNonce: setPaymentPageHeaders(response) })
 }
 
 /** The slip notice at the top of the page, in the page's language. */
@@ -80,14 +60,16 @@ function noticeView(flag: SlipNotice | null, state: PageState, lang: PageLanguag
  * What the customer is told about a refusal of the upload action. Whatever
  * the verification found is never shown here: operators see it.
  */
-function refusalNotice(error: GatewayError): SlipNotice {
-  switch (error.identifier) {
-    case 'too-many-requests':
-      return error.data?.limit === 'cap' ? 'too-many' : 'wait'
-    case 'permission-denied':
-    case 'not-found':
+function refusalNotice(error: DomainRefusal): SlipNotice {
+  switch (error.kind) {
+    case 'slip_upload_too_soon':
+      return 'wait'
+    case 'slip_limit_reached':
+      return 'too-many'
+    case 'slips_not_accepted':
+    case 'order_not_found':
       return 'closed'
-    case 'invalid-inputs':
+    case 'invalid_slip_image':
       return 'not-image'
     default:
       return 'failed'
@@ -118,7 +100,8 @@ export default class PaymentPageController {
   /** GET /pay/:uuid/status: polled by the page to show the final state without a reload loop. */
   async status({ params, response }: HttpContext) {
     const order = await findOrderByUuid(params.uuid)
-    response.header('Cache-Control', 'no-store')
+    // JSON, but under /pay/ like the page: the same headers on every answer.
+    setPaymentPageHeaders(response)
     if (!order) return response.status(404).send({ state: 'not_found' })
     return { state: pageState(order), expire_at_ms: order.expireAt.toMillis() }
   }
@@ -168,7 +151,7 @@ export default class PaymentPageController {
         actor: customerActor(request),
       })
     } catch (error) {
-      if (error instanceof GatewayError && error.status < 500) {
+      if (isRefusal(error)) {
         return back(refusalNotice(error), error.message)
       }
       throw error

@@ -1,4 +1,26 @@
-/** Hosted payment page wording. Thai first: the customers are in Thailand. */
+import { ORDER_MESSAGES, SLIP_MESSAGES, type SlipOutcome } from '#payment_page/customer_messages'
+
+/** The slip notices in one language, by the camelCase names the page uses. */
+function slipNoticeText(lang: 'th' | 'en') {
+  const text = (outcome: SlipOutcome) => SLIP_MESSAGES[outcome][lang]
+  return {
+    received: text('received'),
+    missing: text('missing'),
+    tooBig: text('too-big'),
+    notImage: text('not-image'),
+    wait: text('wait'),
+    tooMany: text('too-many'),
+    rateLimited: text('rate-limited'),
+    closed: text('closed'),
+    failed: text('failed'),
+  }
+}
+
+/**
+ * Hosted payment page wording. Thai first: the customers are in Thailand.
+ * What the page reports (order states, slip outcomes) comes from
+ * customer_messages.ts; the labels around it are here.
+ */
 export const PAGE_TEXT = {
   th: {
     title: 'ชำระเงิน',
@@ -15,33 +37,23 @@ export const PAGE_TEXT = {
     timeLeft: 'เวลาที่เหลือ',
     expiresAt: 'หมดอายุ',
     orderId: 'เลขที่รายการ',
-    paid: 'ได้รับชำระเงินแล้ว',
-    paidDetail: 'ขอบคุณ ร้านค้าจะได้รับแจ้งผลการชำระเงิน',
-    expired: 'รายการนี้หมดอายุแล้ว',
-    expiredDetail: 'ห้ามโอนเงินตาม QR หรือบัญชีนี้ โปรดกลับไปที่ร้านค้าเพื่อสร้างรายการใหม่',
-    review: 'กำลังตรวจสอบการชำระเงิน',
-    reviewDetail: 'เจ้าหน้าที่กำลังตรวจสอบรายการนี้ ไม่ต้องโอนซ้ำ',
+    paid: ORDER_MESSAGES.paid.th,
+    paidDetail: ORDER_MESSAGES.paidDetail.th,
+    expired: ORDER_MESSAGES.expired.th,
+    expiredDetail: ORDER_MESSAGES.expiredDetail.th,
+    review: ORDER_MESSAGES.review.th,
+    reviewDetail: ORDER_MESSAGES.reviewDetail.th,
     redirecting: 'กำลังพาไปยังหน้าชำระเงินของผู้ให้บริการ',
     continue: 'ไปยังหน้าชำระเงิน',
-    notFound: 'ไม่พบรายการชำระเงินนี้',
-    notFoundDetail: 'ลิงก์อาจไม่ถูกต้อง โปรดกลับไปที่ร้านค้า',
+    notFound: ORDER_MESSAGES.notFound.th,
+    notFoundDetail: ORDER_MESSAGES.notFoundDetail.th,
     switchLanguage: 'English',
     slipUpload: 'อัปโหลดสลิป',
     slipUploadHint: 'โอนแล้วแต่ยังไม่ขึ้นว่าได้รับชำระ? ส่งรูปสลิปการโอนให้เจ้าหน้าที่ตรวจสอบ',
     slipAnother: 'ส่งรูปสลิปผิด? ส่งใหม่ได้ที่นี่',
     slipFile: 'รูปสลิป (PNG หรือ JPG)',
     slipSubmit: 'ส่งสลิป',
-    slipNotice: {
-      received: 'ได้รับสลิปแล้ว กำลังตรวจสอบ',
-      missing: 'โปรดเลือกรูปสลิปก่อนกดส่ง',
-      tooBig: 'ไฟล์ใหญ่เกินไป รูปสลิปต้องไม่เกิน {mb} MB',
-      notImage: 'ไฟล์นี้ไม่ใช่รูปภาพ โปรดส่งรูปสลิปแบบ PNG หรือ JPG',
-      wait: 'เพิ่งได้รับสลิปของรายการนี้ โปรดรอสักครู่ก่อนส่งอีกครั้ง',
-      tooMany: 'ส่งสลิปของรายการนี้ครบจำนวนแล้ว เจ้าหน้าที่กำลังตรวจสอบ',
-      rateLimited: 'มีการส่งมากเกินไป โปรดลองใหม่ในอีกหนึ่งนาที',
-      closed: 'รายการนี้ไม่รับสลิปแล้ว',
-      failed: 'ส่งสลิปไม่สำเร็จ โปรดลองใหม่อีกครั้ง',
-    },
+    slipNotice: slipNoticeText('th'),
   },
   en: {
     title: 'Payment',
@@ -59,16 +71,16 @@ export const PAGE_TEXT = {
     timeLeft: 'Time left',
     expiresAt: 'Expires',
     orderId: 'Order',
-    paid: 'Payment received',
-    paidDetail: 'Thank you. The merchant is being notified.',
-    expired: 'This payment has expired',
-    expiredDetail: 'Do not pay to this QR code or account. Go back to the merchant to start again.',
-    review: 'Payment under review',
-    reviewDetail: 'Our team is checking this payment. Do not pay again.',
+    paid: ORDER_MESSAGES.paid.en,
+    paidDetail: ORDER_MESSAGES.paidDetail.en,
+    expired: ORDER_MESSAGES.expired.en,
+    expiredDetail: ORDER_MESSAGES.expiredDetail.en,
+    review: ORDER_MESSAGES.review.en,
+    reviewDetail: ORDER_MESSAGES.reviewDetail.en,
     redirecting: 'Taking you to the payment provider',
     continue: 'Continue to payment',
-    notFound: 'Payment not found',
-    notFoundDetail: 'The link may be wrong. Please go back to the merchant.',
+    notFound: ORDER_MESSAGES.notFound.en,
+    notFoundDetail: ORDER_MESSAGES.notFoundDetail.en,
     switchLanguage: 'ภาษาไทย',
     slipUpload: 'Upload your payment slip',
     slipUploadHint:
@@ -76,17 +88,7 @@ export const PAGE_TEXT = {
     slipAnother: 'Sent the wrong picture? You can send another one here.',
     slipFile: 'Slip image (PNG or JPG)',
     slipSubmit: 'Upload slip',
-    slipNotice: {
-      received: 'slip received, verification pending.',
-      missing: 'Please choose a picture of your slip first.',
-      tooBig: 'The file is too large: a slip image can be {mb} MB at most.',
-      notImage: 'This file is not a picture. Please send your slip as a PNG or JPG image.',
-      wait: 'A slip for this payment was just received. Please wait a minute before sending another.',
-      tooMany: 'The most slips this payment accepts have been sent. Our team is checking them.',
-      rateLimited: 'Too many attempts. Please try again in a minute.',
-      closed: 'This payment no longer accepts slips.',
-      failed: 'The slip could not be sent. Please try again.',
-    },
+    slipNotice: slipNoticeText('en'),
   },
 } as const
 

@@ -1,19 +1,20 @@
 import PaymentOrder from '#payments/models/payment_order'
 import type Merchant from '#merchants/models/merchant'
-import { GatewayError } from '#exceptions/gateway_error'
+import { InvalidOrderInput, OrderNotFound } from '#core/refusals'
 import { isPlatformOrderId } from '#core/order_ids'
 
 /**
- * The merchant's own payment order by platform_order_id: 400 for a missing or
- * malformed id (or another marker), 404 when missing or owned by another
- * merchant (the two are indistinguishable to the caller).
+ * The merchant's own payment order by platform_order_id: InvalidOrderInput
+ * for a missing or malformed id (or another marker), OrderNotFound when
+ * missing or owned by another merchant (the two are indistinguishable to the
+ * caller).
  */
 export async function findMerchantPayment(merchant: Merchant, platformOrderId: unknown) {
   if (platformOrderId === undefined || platformOrderId === null || platformOrderId === '') {
-    throw GatewayError.invalidInputs('platform_order_id is required')
+    throw new InvalidOrderInput('platform_order_id is required')
   }
   if (!isPlatformOrderId(platformOrderId, 'P')) {
-    throw GatewayError.invalidInputs(
+    throw new InvalidOrderInput(
       'platform_order_id must be 24 characters with marker P at index 3 (a payment order)'
     )
   }
@@ -21,6 +22,6 @@ export async function findMerchantPayment(merchant: Merchant, platformOrderId: u
     .where('platform_order_id', platformOrderId)
     .where('merchant_id', merchant.id)
     .first()
-  if (!order) throw GatewayError.notFound(`payment order ${platformOrderId} not found`)
+  if (!order) throw new OrderNotFound(`payment order ${platformOrderId} not found`)
   return order
 }

@@ -1,12 +1,12 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import { GatewayError } from '#exceptions/gateway_error'
+import { DuplicateWithdrawal } from '#core/refusals'
 import { formatAmount } from '#core/money'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 
 /**
  * Spec: a withdrawal with the same bank, account and amount as one made in
- * the last 3 minutes is refused (409), where the merchant's
+ * the last 3 minutes is refused (DuplicateWithdrawal), where the merchant's
  * withdraw_duplicate_check is on.
  */
 export const DUPLICATE_WINDOW_MINUTES = 3
@@ -50,10 +50,10 @@ export function recordWithdrawalStatement(
   )
 }
 
-/** The 409 for a withdrawal refused by recordWithdrawalStatement(), or null for any other error. */
+/** The refusal of a withdrawal refused by recordWithdrawalStatement(), or null for any other error. */
 export function asDuplicateWithdrawal(error: unknown, withdrawal: Withdrawal) {
   if (refusedColumn(error) !== 'last_withdrawal_at') return null
-  return GatewayError.duplicateEntry(
+  return new DuplicateWithdrawal(
     `a withdrawal of ${formatAmount(withdrawal.amount)} to ${withdrawal.bank} ${withdrawal.accountNo} was made in the last ${DUPLICATE_WINDOW_MINUTES} minutes`
   )
 }

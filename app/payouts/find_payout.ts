@@ -1,9 +1,13 @@
 import PayoutOrder, { type PayoutKind } from '#payouts/models/payout_order'
 import type Merchant from '#merchants/models/merchant'
-import { GatewayError } from '#exceptions/gateway_error'
+import { InvalidOrderInput, OrderNotFound } from '#core/refusals'
 import { isPlatformOrderId } from '#core/order_ids'
 
-/** The merchant's own withdraw (marker W) or settlement (marker M) order; 400 / 404 as the spec says. */
+/**
+ * The merchant's own withdraw (marker W) or settlement (marker M) order:
+ * InvalidOrderInput for a missing or malformed id, OrderNotFound when missing
+ * or owned by another merchant.
+ */
 export async function findMerchantPayout(
   merchant: Merchant,
   kind: PayoutKind,
@@ -11,10 +15,10 @@ export async function findMerchantPayout(
 ) {
   const marker = kind === 'withdraw' ? 'W' : 'M'
   if (platformOrderId === undefined || platformOrderId === null || platformOrderId === '') {
-    throw GatewayError.invalidInputs('platform_order_id is required')
+    throw new InvalidOrderInput('platform_order_id is required')
   }
   if (!isPlatformOrderId(platformOrderId, marker)) {
-    throw GatewayError.invalidInputs(
+    throw new InvalidOrderInput(
       `platform_order_id must be 24 characters with marker ${marker} at index 3 (a ${kind} order)`
     )
   }
@@ -23,6 +27,6 @@ export async function findMerchantPayout(
     .where('merchant_id', merchant.id)
     .where('kind', kind)
     .first()
-  if (!order) throw GatewayError.notFound(`${kind} order ${platformOrderId} not found`)
+  if (!order) throw new OrderNotFound(`${kind} order ${platformOrderId} not found`)
   return order
 }

@@ -4,7 +4,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import Platform from '#merchants/models/platform'
 import PaymentOrder from '#payments/models/payment_order'
 import { testServers } from '#tests/helpers/servers'
-import { closeBrowser, newContext } from '#tests/helpers/browser'
+import { closeBrowser, newContext, screenshot } from '#tests/helpers/browser'
 import { decodeQr } from '#tests/helpers/qr_decode'
 import {
   authBody,
@@ -117,8 +117,11 @@ test.group('payment page (browser)', (group) => {
     )
     assert.include(await text(page, '.warning'), 'โปรดโอนให้ตรงยอดนี้ทุกสตางค์')
     assert.equal(await text(page, '#deposit-account-no'), account.accountNo)
-    assert.equal(await text(page, '#deposit-bank'), 'KBANK')
+    // The bank by the name customers know, its code small beside it.
+    assert.equal(await text(page, '#deposit-bank-name'), 'ธนาคารกสิกรไทย')
+    assert.equal(await text(page, '#deposit-bank-code'), 'KBANK')
     assert.include(await text(page, 'body'), data.platform_order_id)
+    await screenshot(page, 'payment-page-bank-name')
 
     // Countdown: mm:ss, close to the merchant's 900 s TTL, and ticking.
     // (A string: the tests compile without the DOM library.)
@@ -150,6 +153,7 @@ test.group('payment page (browser)', (group) => {
     assert.equal(await english.page.locator('html').getAttribute('lang'), 'en')
     assert.include(await text(english.page, 'body'), 'Amount to transfer')
     assert.include(await text(english.page, '.warning'), 'Transfer exactly this amount')
+    assert.equal(await text(english.page, '#deposit-bank-name'), 'Kasikornbank')
     assert.notInclude(await text(english.page, 'body'), 'ยอดที่ต้องโอน')
 
     // The language link switches back to Thai.
@@ -177,7 +181,9 @@ test.group('payment page (browser)', (group) => {
     assert.equal(await page.locator('main').getAttribute('data-state'), 'pay')
     assert.equal(await page.locator('#qr').count(), 0)
     assert.equal(await text(page, '#deposit-account-no'), account.accountNo)
-    assert.equal(await text(page, '#deposit-bank'), 'BBL')
+    assert.equal(await text(page, '#deposit-bank-name'), 'ธนาคารกรุงเทพ')
+    assert.equal(await text(page, '#deposit-bank-code'), 'BBL')
+    assert.notInclude(await text(page, '#destination'), 'Bangkok Bank')
     assert.include(await text(page, '#destination'), 'Gateway Co')
     assert.include(await text(page, '#destination'), 'โอนเข้าบัญชี')
     assert.equal((await text(page, '#transfer-amount')).replace(/\s+/g, ' '), '250.50 THB')

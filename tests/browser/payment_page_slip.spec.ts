@@ -35,8 +35,12 @@ import {
  * addresses, across two gateway processes.
  */
 
-const RECEIPT_TH = 'ได้รับสลิปแล้ว กำลังตรวจสอบ'
-const RECEIPT_EN = 'slip received, verification pending.'
+// The customer's words (app/payment_page/customer_messages.ts), written out
+// here so that a change of wording is a visible change of this test.
+const RECEIPT_TH = 'ได้รับสลิปแล้ว กำลังตรวจสอบ ไม่ต้องโอนซ้ำ'
+const RECEIPT_EN = 'We have your slip and are checking it. Please do not pay again.'
+/** The merchant API's verification_msg for a pending slip: for merchants, never on the page. */
+const API_RECEIPT = 'slip received, verification pending.'
 
 /** Words of verification_msg (spec) other than the pending receipt: never on the page. */
 const VERIFICATION_WORDS = [
@@ -290,6 +294,7 @@ test.group('payment page slip upload (browser)', (group) => {
     assert.equal(await page.locator('main').getAttribute('data-state'), 'review')
     const body = await text(page, 'body')
     for (const word of VERIFICATION_WORDS) assert.notInclude(body.toLowerCase(), word)
+    assert.notInclude(body, API_RECEIPT)
     await screenshot(page, 'payment-page-slip-received')
 
     // The order is flagged for review; its status does not move on an upload.
@@ -320,7 +325,9 @@ test.group('payment page slip upload (browser)', (group) => {
 
     assert.equal(await send(page, await fileOf('slip.jpg', await slipOf(order, 'jpg'))), 'received')
     assert.equal(await text(page, '#slip-notice'), RECEIPT_EN)
+    assert.notInclude(await text(page, 'body'), API_RECEIPT)
     assert.equal(await page.locator('html').getAttribute('lang'), 'en')
+    await screenshot(page, 'payment-page-slip-received-en')
     const [first] = await slipsOf(order)
     assert.equal(first.mime, 'image/jpeg')
 
@@ -330,7 +337,7 @@ test.group('payment page slip upload (browser)', (group) => {
     assert.equal(await send(second.page, await fileOf('photo.png', await noQrImage())), 'received')
     assert.equal(await text(second.page, '#slip-notice'), RECEIPT_EN)
     const [unreadable] = await slipsOf(other)
-    assert.notEqual(unreadable.verification_msg, RECEIPT_EN)
+    assert.notEqual(unreadable.verification_msg, API_RECEIPT)
     const body = (await text(second.page, 'body')).toLowerCase()
     for (const word of VERIFICATION_WORDS) assert.notInclude(body, word)
     assert.notInclude(body, unreadable.verification_msg.toLowerCase())

@@ -108,6 +108,12 @@ test.group('dependency outage: database down', (group) => {
     assert.equal(response.status, 503)
     assert.match(response.headers['content-type'] as string, /^text\/html/)
     assert.equal(response.headers['retry-after'], '5')
+    // The payment page's own policy on its error pages too (payment_page_headers.spec.ts).
+    assert.match(
+      String(response.headers['content-security-policy']),
+      /^default-src 'none'; script-src 'nonce-/
+    )
+    assert.equal(response.headers['cache-control'], 'no-store')
     assert.notInclude(response.text, 'An error has occurred')
     for (const leak of STACK_OR_PATH) assert.notMatch(response.text, leak)
     assert.include(response.text, String(response.headers['x-request-id']))

@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import { approvableAction } from '#approvals/approvable_actions'
+import { requestedApprovableAction } from '#approvals/approvable_actions'
 import { openApprovalRequest } from '#approvals/approval_requests'
 import { ActionError } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -26,7 +26,7 @@ export async function requestApproval(
   if (action === undefined || action === null || action === '') {
     throw ActionError.field('action', 'action is required')
   }
-  const entry = approvableAction(String(action))
+  const entry = requestedApprovableAction(String(action))
   const data = await entry.validate(fields)
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {

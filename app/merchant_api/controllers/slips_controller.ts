@@ -4,7 +4,7 @@ import { keepAnswer } from '#merchant_api/stored_answers'
 import { validateSlipUpload } from '#merchant_api/validators/slip_upload'
 import { presentSlipUpload } from '#merchant_api/presenters/slip_presenter'
 import { findMerchantPayment } from '#payments/find_payment'
-import { SlipUploadLimitError, uploadSlip } from '#slips/actions/upload_slip'
+import { uploadSlip } from '#slips/actions/upload_slip'
 import { merchantActor } from '#core/actor'
 
 export default class SlipsController {
@@ -15,27 +15,21 @@ export default class SlipsController {
     // need not live on while the slip is read and stored.
     delete ctx.merchantRequest.body.image_base64
     const order = await findMerchantPayment(ctx.merchant, input.platformOrderId)
-    try {
-      const result = await uploadSlip({
-        order,
-        image: input.image,
-        source: 'merchant_api',
-        actor: {
-          ...merchantActor(ctx.merchant.merchantId),
-          ip: ctx.request.ip(),
-          requestId: ctx.request.id() ?? null,
-        },
-        request: ctx.requestKey,
-      })
-      const body = successBody(presentSlipUpload(result))
-      sendSerialized(ctx, 200, body)
-      // The answer as sent: the slip's verification may change later, its answer not.
-      if (ctx.requestKey) await keepAnswer(ctx.requestKey, 200, body)
-    } catch (error) {
-      if (error instanceof SlipUploadLimitError) {
-        ctx.response.header('Retry-After', String(error.retryAfterSeconds))
-      }
-      throw error
-    }
+    // Refusals (a slip too soon: 429 with Retry-After) are answered by the exception handler.
+    const result = await uploadSlip({
+      order,
+      image: input.image,
+      source: 'merchant_api',
+      actor: {
+        ...merchantActor(ctx.merchant.merchantId),
+        ip: ctx.request.ip(),
+        requestId: ctx.request.id() ?? null,
+      },
+      request: ctx.requestKey,
+    })
+    const body = successBody(presentSlipUpload(result))
+    sendSerialized(ctx, 200, body)
+    // The answer as sent: the slip's verification may change later, its answer not.
+    if (ctx.requestKey) await keepAnswer(ctx.requestKey, 200, body)
   }
 }

@@ -2,7 +2,8 @@ import vine, { errors, SimpleMessagesProvider } from '@vinejs/vine'
 import type { FieldContext } from '@vinejs/vine/types'
 import { GatewayError } from '#exceptions/gateway_error'
 import { parseAmount, formatAmount } from '#core/money'
-import { isBankCode, type BankCode } from '#core/banks'
+import { isBankCode } from '#core/banks'
+import type { PaymentInput } from '#payments/payment_input'
 
 export const MIN_PAYMENT_AMOUNT = 2000 // 20.00 THB
 
@@ -82,23 +83,12 @@ export function orderBodyValidator(minAmount: number) {
 
 const paymentCreateSchema = orderBodyValidator(MIN_PAYMENT_AMOUNT)
 
-export interface PaymentCreateInput {
-  merchantOrderId: string
-  amount: number
-  bank: BankCode
-  accountName: string
-  accountNo: string
-  notifyUrl: string | null
-}
-
 /**
  * Validates the body of the three payment create endpoints. Every failing
  * field is named in one 400 invalid-inputs message; an unknown bank code alone
  * is the spec's 422 `invalid bank code`.
  */
-export async function validatePaymentCreate(
-  body: Record<string, unknown>
-): Promise<PaymentCreateInput> {
+export async function validatePaymentCreate(body: Record<string, unknown>): Promise<PaymentInput> {
   return toInput(await validateBody(paymentCreateSchema, body))
 }
 
@@ -121,7 +111,7 @@ export async function validateBody<T>(
   }
 }
 
-function toInput(valid: any): PaymentCreateInput {
+function toInput(valid: any): PaymentInput {
   return {
     merchantOrderId: valid.merchant_order_id,
     amount: valid.amount,

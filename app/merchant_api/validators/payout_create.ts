@@ -1,4 +1,4 @@
-import type { BankCode } from '#core/banks'
+import type { PayoutInput } from '#payouts/payout_input'
 import { orderBodyValidator, validateBody } from '#merchant_api/validators/payment_create'
 
 /**
@@ -8,18 +8,7 @@ import { orderBodyValidator, validateBody } from '#merchant_api/validators/payme
  */
 const payoutCreateSchema = orderBodyValidator(1)
 
-export interface PayoutCreateInput {
-  merchantOrderId: string
-  amount: number
-  bank: BankCode
-  accountName: string
-  accountNo: string
-  notifyUrl: string | null
-}
-
-export async function validatePayoutCreate(
-  body: Record<string, unknown>
-): Promise<PayoutCreateInput> {
+export async function validatePayoutCreate(body: Record<string, unknown>): Promise<PayoutInput> {
   const valid: any = await validateBody(payoutCreateSchema, body)
   return {
     merchantOrderId: valid.merchant_order_id,

@@ -4,13 +4,18 @@ import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
+import {
+  registerApprovableAction,
+  type ApprovalTarget,
+  type RunContext,
+} from '#approvals/approvable_actions'
 import { openApprovalRequest, supersedePendingRequest } from '#approvals/approval_requests'
 import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
+import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
 
 export const configurePlatformValidator = vine.compile(
@@ -265,3 +270,29 @@ export function runFourEyesThreshold(
     context
   )
 }
+
+/* Switching deposits back on and loosening four eyes wait for a second admin. */
+registerApprovableAction<DepositsOnData, Awaited<ReturnType<typeof prepareDepositsOn>>>({
+  name: 'platform.enable_deposits',
+  kind: 'enable_deposits',
+  approverRole: 'admin',
+  describe: (data) => `switch deposits of platform ${data.code} back on`,
+  validate: (input) => validateInput(depositsOnValidator, input),
+  prepare: (trx, data) => prepareDepositsOn(trx, data),
+  run: (trx, prepared, data, context) => runDepositsOn(trx, prepared, data, context),
+})
+
+registerApprovableAction<
+  FourEyesThresholdData,
+  Awaited<ReturnType<typeof prepareFourEyesThreshold>>
+>({
+  name: 'platform.four_eyes_threshold',
+  kind: 'four_eyes_threshold',
+  approverRole: 'admin',
+  describe: (data) =>
+    `set the four-eyes threshold of platform ${data.code} to ` +
+    (data.four_eyes_threshold === null ? 'none' : formatAmount(data.four_eyes_threshold)),
+  validate: (input) => validateInput(fourEyesThresholdValidator, input),
+  prepare: (trx, data) => prepareFourEyesThreshold(trx, data),
+  run: (trx, prepared, data, context) => runFourEyesThreshold(trx, prepared, data, context),
+})

@@ -5,8 +5,16 @@ import Platform from '#merchants/models/platform'
 import PaymentOrder, { type PaymentType } from '#payments/models/payment_order'
 import type DepositAccount from '#payments/models/deposit_account'
 import type { DepositChannel } from '#payments/models/deposit_account'
-import { GatewayError } from '#exceptions/gateway_error'
-import type { PaymentCreateInput } from '#merchant_api/validators/payment_create'
+import {
+  ChannelLimitReached,
+  DepositsOutsideOpenPeriod,
+  DepositsSwitchedOff,
+  NoDepositChannel,
+  OperationDisabled,
+  PartnerConfigurationMissing,
+  PaymentPageNotConfigured,
+} from '#core/refusals'
+import type { PaymentInput } from '#payments/payment_input'
 import {
   countOrderStatement,
   eligibleAccounts,
@@ -64,12 +72,12 @@ type AttemptOutcome =
 /**
  * Creates a payment order for /payment/create, /payment/create-transfer and
  * /payment/create-flex (spec: Endpoints). Checks run in this order:
- * permission (403), partner configuration (404), the platform's payment page
- * domain for flex (400), killswitch and open period (503), then each eligible
+ * permission, partner configuration, the platform's payment page domain for
+ * flex, killswitch and open period (each a Refusal), then each eligible
  * deposit account in turn, in its own short transaction that reserves the
- * merchant_order_id (409 on a duplicate), share-locks the account, takes the
- * smallest free transfer_amount, writes the order and counts it against the
- * account's limits (a refusal rolls it all back). Nothing in it reads more
+ * merchant_order_id (DuplicateMerchantOrderId), share-locks the account,
+ * takes the smallest free transfer_amount, writes the order and counts it
+ * against the account's limits (a refusal rolls it all back). Nothing in it reads more
  * than a few rows, whatever the number of orders of the day. In the common
  * case (the amount itself free, the pool's cached copy of the account still
  * matching its row) it is one round trip to the database, ending in the
@@ -81,33 +89,25 @@ export class CreatePayment {
    * `request`: the merchant's request, written with the order so that it runs
    * once (RequestAlreadyProcessed when it already ran or runs now).
    */
-  async execute(
-    merchant: Merchant,
-    type: PaymentType,
-    input: PaymentCreateInput,
-    request?: RequestKey
-  ) {
+  async execute(merchant: Merchant, type: PaymentType, input: PaymentInput, request?: RequestKey) {
     if (!merchant.paymentEnabled) {
-      throw GatewayError.permissionDenied('payments are disabled for this merchant')
+      throw new OperationDisabled('payments are disabled for this merchant', 'payments')
     }
     if (!merchant.depositGroup) {
-      throw GatewayError.notFound(
+      throw new PartnerConfigurationMissing(
         'partner configuration missing: no deposit group is set for this merchant'
       )
     }
     const platform = await Platform.cached(merchant.platformId)
     if (type === 'FLEX' && !platform.paymentPageDomain) {
-      throw GatewayError.invalidInputs('payment_page_domain is not configured for this platform')
+      throw new PaymentPageNotConfigured('payment_page_domain is not configured for this platform')
     }
     if (!platform.depositEnabled) {
-      throw GatewayError.serviceUnavailable('the deposit API is switched off for this platform', {
-        code: 'killswitch_off',
-      })
+      throw new DepositsSwitchedOff('the deposit API is switched off for this platform')
     }
     if (!isWithinOpenPeriod(platform.depositOpenFrom, platform.depositOpenTo)) {
-      throw GatewayError.serviceUnavailable(
-        `deposits are accepted from ${platform.depositOpenFrom} to ${platform.depositOpenTo} (GMT+7)`,
-        { code: 'outside_open_period' }
+      throw new DepositsOutsideOpenPeriod(
+        `deposits are accepted from ${platform.depositOpenFrom} to ${platform.depositOpenTo} (GMT+7)`
       )
     }
 
@@ -127,21 +127,17 @@ export class CreatePayment {
     }
 
     if (refusals.length > 0 && refusals.every((reason) => reason === 'limit')) {
-      throw new GatewayError(
-        429,
-        'channel-limit-reached',
+      throw new ChannelLimitReached(
         'every eligible deposit channel has reached its hourly or daily limit'
       )
     }
-    throw GatewayError.serviceUnavailable(
-      'no deposit account can take this order now; retry shortly'
-    )
+    throw new NoDepositChannel('no deposit account can take this order now; retry shortly')
   }
 
   async #attempt(
     merchant: Merchant,
     type: PaymentType,
-    input: PaymentCreateInput,
+    input: PaymentInput,
     candidate: DepositAccount,
     request: RequestKey | undefined,
     afterSlotRepair = false,
@@ -268,7 +264,7 @@ export class CreatePayment {
 function newOrder(
   merchant: Merchant,
   type: PaymentType,
-  input: PaymentCreateInput,
+  input: PaymentInput,
   account: DepositAccount,
   transferAmount: number,
   takesSlot: boolean,

@@ -4,8 +4,14 @@ import payoutsConfig from '#config/payouts'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import PayoutOrder, { type PayoutKind } from '#payouts/models/payout_order'
-import { GatewayError } from '#exceptions/gateway_error'
-import type { PayoutCreateInput } from '#merchant_api/validators/payout_create'
+import {
+  InsufficientBalance,
+  InvalidOrderInput,
+  OperationDisabled,
+  PartnerConfigurationMissing,
+  SettlementsOutsideOpenPeriod,
+} from '#core/refusals'
+import type { PayoutInput } from '#payouts/payout_input'
 import { payoutConnector } from '#payouts/connectors/registry'
 import { payoutFee } from '#payouts/fees'
 import { isWithinOpenPeriod } from '#merchants/open_period'
@@ -38,12 +44,13 @@ export const holdSeconds = () => payoutsConfig.holdSeconds
 
 /**
  * /withdraw/create and /thb-settlement/create. Checks: permission and
- * settlement hours (403), payout route (404), amount range and registered
- * settlement accounts (400); then one transaction that reserves the
- * settlement's merchant_order_id (409) or applies the 3-minute duplicate
- * rule of withdrawals (409), writes the order and takes the hold of amount +
- * fee with a conditional update (400 when the balance is short, and nothing
- * is written), in one statement batch ending in the COMMIT
+ * settlement hours, payout route, amount range and registered settlement
+ * accounts (each a Refusal); then one transaction that reserves the
+ * settlement's merchant_order_id (DuplicateMerchantOrderId) or applies the
+ * 3-minute duplicate rule of withdrawals (DuplicateWithdrawal), writes the
+ * order and takes the hold of amount + fee with a conditional update
+ * (InsufficientBalance when the balance is short, and nothing is written),
+ * in one statement batch ending in the COMMIT
  * (app/core/sql_batch.ts).
  */
 export class CreatePayout {
@@ -51,29 +58,24 @@ export class CreatePayout {
    * `request`: the merchant's request, written with the order so that it runs
    * once (RequestAlreadyProcessed when it already ran or runs now).
    */
-  async execute(
-    merchant: Merchant,
-    kind: PayoutKind,
-    input: PayoutCreateInput,
-    request?: RequestKey
-  ) {
+  async execute(merchant: Merchant, kind: PayoutKind, input: PayoutInput, request?: RequestKey) {
     if (!merchant.withdrawEnabled) {
-      throw GatewayError.permissionDenied('withdrawals are disabled for this merchant')
+      throw new OperationDisabled('withdrawals are disabled for this merchant', 'withdrawals')
     }
     if (kind === 'settlement') {
       if (!merchant.settlementEnabled) {
-        throw GatewayError.permissionDenied('settlements are disabled for this merchant')
+        throw new OperationDisabled('settlements are disabled for this merchant', 'settlements')
       }
       const platform = await Platform.cached(merchant.platformId)
       if (!isWithinOpenPeriod(platform.settlementOpenFrom, platform.settlementOpenTo)) {
-        throw GatewayError.permissionDenied(
+        throw new SettlementsOutsideOpenPeriod(
           `settlements are accepted from ${platform.settlementOpenFrom} to ${platform.settlementOpenTo} (GMT+7)`
         )
       }
     }
     const connector = payoutConnector(merchant.payoutRoute)
     if (!connector) {
-      throw GatewayError.notFound(
+      throw new PartnerConfigurationMissing(
         'partner configuration missing: no payout route is set for this merchant'
       )
     }
@@ -83,10 +85,10 @@ export class CreatePayout {
         ? [merchant.withdrawMin, merchant.withdrawMax]
         : [merchant.settlementMin, merchant.settlementMax]
     if (input.amount < min) {
-      throw GatewayError.invalidInputs(`amount must be at least ${formatAmount(min)}`)
+      throw new InvalidOrderInput(`amount must be at least ${formatAmount(min)}`)
     }
     if (max !== null && input.amount > max) {
-      throw GatewayError.invalidInputs(`amount must be at most ${formatAmount(max)}`)
+      throw new InvalidOrderInput(`amount must be at most ${formatAmount(max)}`)
     }
     if (kind === 'settlement') await assertRegisteredSettlementAccount(merchant, input)
 
@@ -154,7 +156,7 @@ export class CreatePayout {
             asDuplicateWithdrawal(error, input) ??
             ledgerRefusal(error, hold, merchant.id)
           if (refusal instanceof InsufficientBalanceError) {
-            throw GatewayError.invalidInputs(
+            throw new InsufficientBalance(
               `insufficient balance: amount + fee = ${formatAmount(input.amount + fee)} exceeds the available balance`
             )
           }
@@ -189,14 +191,14 @@ async function scheduleAfterCreate(order: PayoutOrder) {
   }
 }
 
-async function assertRegisteredSettlementAccount(merchant: Merchant, input: PayoutCreateInput) {
+async function assertRegisteredSettlementAccount(merchant: Merchant, input: PayoutInput) {
   const registered = await db.from('merchant_settlement_accounts').where('merchant_id', merchant.id)
   if (registered.length === 0) return
   const allowed = registered.some(
     (row) => row.bank === input.bank && row.account_no === input.accountNo
   )
   if (!allowed) {
-    throw GatewayError.invalidInputs(
+    throw new InvalidOrderInput(
       `${input.bank} ${input.accountNo} is not one of this merchant's registered settlement accounts`
     )
   }

@@ -5,7 +5,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import type { RunContext } from '#approvals/approvable_actions'
+import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
 import { actOrRequestApproval } from '#approvals/approval_requests'
 import { lockMerchant } from '#merchants/merchant_rules'
 import { decisionComment } from '#payments/payment_rules'
@@ -118,7 +118,7 @@ export async function prepareCreditLine(
   actor?: Actor
 ) {
   const line = await lockLine(trx, data.statement_line_id)
-  await assertLineFree(trx, line)
+  await assertLineFree(trx, line, { decision: 'credited', actor })
   await assertNotAwaited(trx, line)
   // Not locked: the posting locks the merchant's balance row itself.
   const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
@@ -164,3 +164,19 @@ export async function runCreditLine(
   })
   return { statement_line_id: line.id, merchant_id: merchant.merchantId, credited, fee }
 }
+
+/*
+ * Shares the kind "line_decision" with attaching the line to an order (one
+ * pending decision per line); it credits a merchant, not an order, so a
+ * freeze does not stop it.
+ */
+registerApprovableAction<CreditLineData, CreditLinePrepared>({
+  name: 'statement_line.credit_merchant',
+  kind: 'line_decision',
+  approverRole: 'operator',
+  describe: (data) =>
+    `credit statement line #${data.statement_line_id} to merchant ${data.merchant_id}`,
+  validate: (input) => validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES),
+  prepare: (trx, data, actor) => prepareCreditLine(trx, data, actor),
+  run: (trx, prepared, data, context) => runCreditLine(trx, prepared, data, context),
+})

@@ -10,7 +10,12 @@ import Merchant from '#merchants/models/merchant'
 import PaymentSlip, { type SlipSource } from '#slips/models/payment_slip'
 import { slipMime, slipStorageKey } from '#slips/slip_image'
 import { checkSlip, readSlip } from '#slips/slip_check'
-import { GatewayError } from '#exceptions/gateway_error'
+import {
+  InvalidSlipImage,
+  SlipLimitReached,
+  SlipsNotAccepted,
+  SlipUploadTooSoon,
+} from '#core/refusals'
 import { recordAudit } from '#core/audit'
 import { recordOrderEvent } from '#core/order_events'
 import type { Actor } from '#core/actor'
@@ -34,17 +39,6 @@ export interface UploadSlipResult {
   verificationMsg: string
 }
 
-/** 429 `too-many-requests` of a per-order slip limit, with when to try again. */
-export class SlipUploadLimitError extends GatewayError {
-  constructor(
-    message: string,
-    public retryAfterSeconds: number,
-    data?: Record<string, unknown>
-  ) {
-    super(429, 'too-many-requests', message, data)
-  }
-}
-
 /**
  * Attaches a payment slip to its order. The image is checked (PNG or JPG by
  * its bytes, the source's size limit) and the source's per-order limits are
@@ -61,10 +55,10 @@ export class SlipUploadLimitError extends GatewayError {
 export async function uploadSlip(input: UploadSlipInput): Promise<UploadSlipResult> {
   const { image, source, actor } = input
   const mime = slipMime(image)
-  if (!mime) throw GatewayError.invalidInputs('the image must be a PNG or JPG file', 422)
+  if (!mime) throw new InvalidSlipImage('the image must be a PNG or JPG file')
   const maxBytes = limitsOf(source).maxBytes
   if (image.byteLength > maxBytes) {
-    throw GatewayError.invalidInputs(`the image must be at most ${maxBytes} bytes`, 422)
+    throw new InvalidSlipImage(`the image must be at most ${maxBytes} bytes`)
   }
   const merchant = await Merchant.findOrFail(input.order.merchantId)
   // Cheap refusals before the image is decoded; applied again under the lock.
@@ -165,7 +159,7 @@ async function assertUploadAllowed(
   now: DateTime = DateTime.utc()
 ) {
   if (order.status !== 'open') {
-    throw GatewayError.permissionDenied(
+    throw new SlipsNotAccepted(
       `payment order ${order.platformOrderId} is ${order.status}: slips are accepted for open orders only`
     )
   }
@@ -174,7 +168,7 @@ async function assertUploadAllowed(
       ? slipsConfig.merchantApi.maxOrderAgeDays
       : paymentsConfig.paymentPageSlips.maxOrderAgeDays
   if (order.orderAt < now.minus({ days: maxAgeDays })) {
-    throw GatewayError.permissionDenied(
+    throw new SlipsNotAccepted(
       `payment order ${order.platformOrderId} is older than ${maxAgeDays} days: slips are no longer accepted`
     )
   }
@@ -186,7 +180,7 @@ async function assertUploadAllowed(
     const waitSeconds = merchant.slipUploadWaitSeconds
     const openFrom = order.orderAt.plus({ seconds: waitSeconds })
     if (now < openFrom) {
-      throw new SlipUploadLimitError(
+      throw new SlipUploadTooSoon(
         `slips for this order are accepted from ${waitSeconds} seconds after its creation; retry in ${secondsUntil(openFrom, now)} s`,
         secondsUntil(openFrom, now)
       )
@@ -194,7 +188,7 @@ async function assertUploadAllowed(
     const latest = await slips.clone().orderBy('created_at', 'desc').first()
     const next = latest?.createdAt.plus({ seconds: slipsConfig.merchantApi.reuploadSeconds })
     if (next && now < next) {
-      throw new SlipUploadLimitError(
+      throw new SlipUploadTooSoon(
         `a slip was uploaded for this order less than 5 minutes ago; retry in ${secondsUntil(next, now)} s`,
         secondsUntil(next, now)
       )
@@ -208,18 +202,13 @@ async function assertUploadAllowed(
     slips.clone().count('* as total').first(),
   ])
   if (Number(count?.$extras.total ?? 0) >= page.maxPerOrder) {
-    throw new SlipUploadLimitError(
-      `at most ${page.maxPerOrder} slips are accepted for one order`,
-      0,
-      { limit: 'cap' }
-    )
+    throw new SlipLimitReached(`at most ${page.maxPerOrder} slips are accepted for one order`)
   }
   const next = latest?.createdAt.plus({ seconds: page.cooldownSeconds })
   if (next && now < next) {
-    throw new SlipUploadLimitError(
+    throw new SlipUploadTooSoon(
       `a slip was uploaded for this order moments ago; retry in ${secondsUntil(next, now)} s`,
-      secondsUntil(next, now),
-      { limit: 'cooldown' }
+      secondsUntil(next, now)
     )
   }
 }
