@@ -13,6 +13,12 @@
 |   KEEP=1 npm run bench:dashboard          (keep the database afterwards, e.g. to EXPLAIN)
 |   SEED=0 KEEP=1 npm run bench:dashboard   (time again against a kept database)
 |
+| The orders belong to MERCHANTS merchants (default 10) on PLATFORMS
+| platforms (default 2), merchant m on platform ((m - 1) mod PLATFORMS) + 1,
+| so that the page can also be timed filtered by one platform and by one
+| merchant (the dashboard's selects); those timings alternate with the
+| unfiltered ones run by run, since other work on the machine shifts them.
+|
 | Rows are written with multi-row INSERTs of CHUNK rows (default 5,000).
 | Database: BENCH_DATABASE (default gateway_dashboard_bench), wiped and
 | migrated, dropped at the end unless KEEP=1. docs/benchmarks.md explains
@@ -30,6 +36,11 @@ const SEED = process.env.SEED !== '0'
 const KEEP = process.env.KEEP === '1'
 const DAYS = 30
 const ACCOUNTS = 40
+const MERCHANTS = Number(process.env.MERCHANTS ?? 10)
+const PLATFORMS = Number(process.env.PLATFORMS ?? 2)
+/** Orders, payouts and callbacks go round the merchants. */
+const merchantOf = (i: number) => (i % MERCHANTS) + 1
+const platformOf = (merchant: number) => ((merchant - 1) % PLATFORMS) + 1
 
 const app = SEED ? await bootForBenchmark() : await bootWithoutWipe()
 const { default: db } = await import('@adonisjs/lucid/services/db')
@@ -78,12 +89,27 @@ async function fill(table: string, columns: string[], count: number, row: (i: nu
 async function seed() {
   const started = performance.now()
   const stamp = sqlTime(now)
-  await db.rawQuery(
-    `INSERT INTO platforms (id, code, name, created_at, updated_at) VALUES (1, 'bench', 'Benchmark', ${stamp}, ${stamp})`
+  await fill(
+    'platforms',
+    ['id', 'code', 'name', 'created_at', 'updated_at'],
+    PLATFORMS,
+    (p) => `${p + 1}, 'bench${p + 1}', 'Benchmark ${p + 1}', ${stamp}, ${stamp}`
   )
-  await db.rawQuery(
-    `INSERT INTO merchants (id, merchant_id, platform_id, name, order_prefix, deposit_group, created_at, updated_at)
-     VALUES (1, 'bench-shop', 1, 'Bench shop', 'BEN', 'bench', ${stamp}, ${stamp})`
+  await fill(
+    'merchants',
+    [
+      'id',
+      'merchant_id',
+      'platform_id',
+      'name',
+      'order_prefix',
+      'deposit_group',
+      'created_at',
+      'updated_at',
+    ],
+    MERCHANTS,
+    (m) =>
+      `${m + 1}, 'bench-shop-${m + 1}', ${platformOf(m + 1)}, 'Bench shop ${m + 1}', 'B${String(m + 1).padStart(2, '0')}', 'bench', ${stamp}, ${stamp}`
   )
   const channels = ['qr', 'transfer', 'external']
   await fill(
@@ -176,7 +202,7 @@ async function seed() {
         result === 'matched' || result === 'paid' ? sqlTime(at.plus({ minutes: 3 })) : 'NULL'
       const account = (i % ACCOUNTS) + 1
       const id = String(i + 1).padStart(12, '0')
-      return `${i + 1}, 'BENP${id}00000000', '00000000-0000-7000-8000-${id}', 1, 'B${i}', 'TRANSFER', '${channels[(account - 1) % 3]}', ${account}, ${amountOf(i)}, ${amountOf(i)}, 'SCB', 'Customer', '1234567890', '${status}', ${result === 'freeze' ? "'settled_paid'" : 'NULL'}, ${result === 'refused' && i % 10 === 0 ? 1 : 0}, ${result === 'expired' ? "'expired'" : result === 'refused' ? "'rejected'" : 'NULL'}, ${sqlTime(at)}, ${sqlTime(at.plus({ minutes: 15 }))}, ${paid}, ${sqlTime(at)}, ${sqlTime(at.plus({ minutes: 5 }))}`
+      return `${i + 1}, 'BENP${id}00000000', '00000000-0000-7000-8000-${id}', ${merchantOf(i)}, 'B${i}', 'TRANSFER', '${channels[(account - 1) % 3]}', ${account}, ${amountOf(i)}, ${amountOf(i)}, 'SCB', 'Customer', '1234567890', '${status}', ${result === 'freeze' ? "'settled_paid'" : 'NULL'}, ${result === 'refused' && i % 10 === 0 ? 1 : 0}, ${result === 'expired' ? "'expired'" : result === 'refused' ? "'rejected'" : 'NULL'}, ${sqlTime(at)}, ${sqlTime(at.plus({ minutes: 15 }))}, ${paid}, ${sqlTime(at)}, ${sqlTime(at.plus({ minutes: 5 }))}`
     }
   )
   const seeded = { orders: ORDERS, payouts: 0, lines: 0, callbacks: 0, attempts: 0, slips: 0 }
@@ -248,7 +274,7 @@ async function seed() {
       const recent = at > now.minus({ minutes: 30 })
       const status = recent ? 'pending' : roll < 90 ? 'success' : roll < 96 ? 'failed' : 'rejected'
       const hold = status === 'success' ? 'consumed' : status === 'pending' ? 'held' : 'returned'
-      return `'BENW${String(k).padStart(20, '0')}', 1, '${k % 4 === 0 ? 'settlement' : 'withdraw'}', 'W${k}', ${20_000 + ((k * 7_919) % 2_000_000)}, 1000, 'KBANK', '5550000000', 'Payee', '${status}', '${hold}', ${sqlTime(at.plus({ minutes: 10 }))}, 'sandbox', ${sqlTime(at)}, ${recent ? 'NULL' : sqlTime(at.plus({ minutes: 4 }))}, ${sqlTime(at)}, ${sqlTime(at)}`
+      return `'BENW${String(k).padStart(20, '0')}', ${merchantOf(k)}, '${k % 4 === 0 ? 'settlement' : 'withdraw'}', 'W${k}', ${20_000 + ((k * 7_919) % 2_000_000)}, 1000, 'KBANK', '5550000000', 'Payee', '${status}', '${hold}', ${sqlTime(at.plus({ minutes: 10 }))}, 'sandbox', ${sqlTime(at)}, ${recent ? 'NULL' : sqlTime(at.plus({ minutes: 4 }))}, ${sqlTime(at)}, ${sqlTime(at)}`
     }
   )
   seeded.payouts = payouts
@@ -278,7 +304,7 @@ async function seed() {
       const at = callbackAt(k)
       const state =
         at > now.minus({ minutes: 2 }) ? 'pending' : k % 50 === 0 ? 'failed' : 'delivered'
-      return `${k + 1}, 1, 'payment', ${k * 3 + 1}, 'BENP${String(k * 3 + 1).padStart(12, '0')}00000000', 'success', 'https://merchant.example/cb', '{}', '${state}', ${k % 5 === 0 ? 2 : 1}, ${state === 'delivered' ? sqlTime(at.plus({ seconds: 1 })) : 'NULL'}, ${sqlTime(at)}`
+      return `${k + 1}, ${merchantOf(k * 3)}, 'payment', ${k * 3 + 1}, 'BENP${String(k * 3 + 1).padStart(12, '0')}00000000', 'success', 'https://merchant.example/cb', '{}', '${state}', ${k % 5 === 0 ? 2 : 1}, ${state === 'delivered' ? sqlTime(at.plus({ seconds: 1 })) : 'NULL'}, ${sqlTime(at)}`
     }
   )
   const attempts = callbacks + Math.floor(callbacks / 5)
@@ -308,7 +334,7 @@ async function seed() {
 
   // Slips: on the refused orders kept for review (1 in 10 refused), undecided.
   const [reviewRows] = await db.rawQuery(
-    'SELECT id, created_at FROM payment_orders WHERE awaiting_review = 1'
+    'SELECT id, merchant_id, created_at FROM payment_orders WHERE awaiting_review = 1'
   )
   await fill(
     'payment_slips',
@@ -330,7 +356,7 @@ async function seed() {
     reviewRows.length,
     (k) => {
       const at = sqlTime(DateTime.fromJSDate(reviewRows[k].created_at).plus({ minutes: 4 }))
-      return `${reviewRows[k].id}, 1, 'payment_page', 'slips/bench-${k}.jpg', '${String(k).padStart(64, '0')}', 100000, 'image/jpeg', 'failed', 'amount mismatch', '{}', ${at}, ${at}, ${at}`
+      return `${reviewRows[k].id}, ${reviewRows[k].merchant_id}, 'payment_page', 'slips/bench-${k}.jpg', '${String(k).padStart(64, '0')}', 100000, 'image/jpeg', 'failed', 'amount mismatch', '{}', ${at}, ${at}, ${at}`
     }
   )
   seeded.slips = reviewRows.length
@@ -436,6 +462,80 @@ console.log(
   `  check: 7 days ${data.deposits.week.count} deposits, ${data.payouts.week.count} payouts, ` +
     `${data.matching.week.matched} matched; today ${data.deposits.today.count} deposits`
 )
+
+// The page filtered by one platform (its merchants' orders) and by one
+// merchant (the dashboard's selects), beside the unfiltered page: first
+// views (no day stored), then RUNS rounds that time each filter in turn.
+const filters: Array<[string, { platformId: number | null; merchantId: number | null }]> = [
+  ['no filter', { platformId: null, merchantId: null }],
+  [
+    `platform 1 (${Math.ceil(MERCHANTS / PLATFORMS)} merchants)`,
+    { platformId: 1, merchantId: null },
+  ],
+  ['merchant 3', { platformId: null, merchantId: 3 }],
+]
+console.log(
+  `  filtered, first view (no day stored) and median / slowest of ${RUNS} alternating runs:`
+)
+for (const [name, filter] of filters) {
+  await db.rawQuery('DELETE FROM dashboard_daily_rollups')
+  const started = performance.now()
+  await dashboard.dashboardData(now, filter)
+  console.log(
+    `  ${`first view, ${name}`.padEnd(40)} ${(performance.now() - started).toFixed(1).padStart(8)} ms`
+  )
+}
+for (const [, filter] of filters) await dashboard.dashboardData(now, filter) // every filter's days stored
+const filteredTimes = filters.map(() => [] as number[])
+const filteredWeek = filters.map(() => 0)
+for (let n = 0; n < RUNS; n++) {
+  for (const [index, [, filter]] of filters.entries()) {
+    const started = performance.now()
+    const result = await dashboard.dashboardData(now, filter)
+    filteredTimes[index].push(performance.now() - started)
+    filteredWeek[index] = result.deposits.week.count
+  }
+}
+for (const [index, [name]] of filters.entries()) {
+  const times = filteredTimes[index].sort((a, b) => a - b)
+  console.log(
+    `  ${`whole page data, ${name}`.padEnd(40)} ${times[Math.floor(times.length / 2)].toFixed(1).padStart(8)} ms ${times[times.length - 1].toFixed(1).padStart(8)} ms  (${filteredWeek[index]} deposits in 7 days)`
+  )
+}
+// Today's deposits alone (always read live): the query the filter index serves.
+const scopes = await Promise.all(filters.map(([, filter]) => dashboard.dashboardScope(filter)))
+const todayTimes = filters.map(() => [] as number[])
+const todayOnly = { ...window, days: [window.days[window.days.length - 1]] }
+for (let n = 0; n < RUNS * 4; n++) {
+  for (const [index, scope] of scopes.entries()) {
+    const started = performance.now()
+    await dashboard.depositFigures(todayOnly, scope)
+    todayTimes[index].push(performance.now() - started)
+  }
+}
+for (const [index, [name]] of filters.entries()) {
+  const times = todayTimes[index].sort((a, b) => a - b)
+  console.log(
+    `  ${`today's deposits, ${name}`.padEnd(40)} ${times[Math.floor(times.length / 2)].toFixed(1).padStart(8)} ms ${times[times.length - 1].toFixed(1).padStart(8)} ms`
+  )
+}
+
+// Each figure filtered by one merchant (past days stored), to see where a filter costs.
+const merchantScope = scopes[2]
+const filteredFigures: Array<[string, () => Promise<unknown>]> = [
+  ['deposits', () => dashboard.depositFigures(window, merchantScope)],
+  ['payouts', () => dashboard.payoutFigures(window, merchantScope)],
+  ['time to match', () => dashboard.matchTimes(window, merchantScope)],
+  ['callbacks', () => dashboard.callbackFigures(window, merchantScope)],
+  ['usage against limits', () => dashboard.channelUsage(window, merchantScope)],
+  ['review items by age', () => dashboard.reviewAges(window, merchantScope)],
+]
+for (const [name, run] of filteredFigures) {
+  const timing = await time(run)
+  console.log(
+    `  ${`${name}, merchant 3`.padEnd(40)} ${timing.median.toFixed(1).padStart(8)} ms ${timing.max.toFixed(1).padStart(8)} ms`
+  )
+}
 
 await closeQueues()
 if (!KEEP) await db.rawQuery(`DROP DATABASE \`${process.env.BENCH_DATABASE}\``)

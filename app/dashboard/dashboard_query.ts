@@ -23,6 +23,53 @@ import {
 
 const DAYS = 7
 
+/** The dashboard's selects (GET ?platform=&merchant=); null: every one. */
+export interface DashboardFilter {
+  platformId: number | null
+  merchantId: number | null
+}
+
+export const NO_FILTER: DashboardFilter = { platformId: null, merchantId: null }
+
+/**
+ * The merchants a filter covers (null: all, [] : none, e.g. a merchant of
+ * another platform), and the suffix of the figures' rollup keys, so that
+ * each filter keeps its own stored days.
+ */
+export interface DashboardScope {
+  merchantIds: number[] | null
+  key: string
+}
+
+export const ALL_MERCHANTS: DashboardScope = { merchantIds: null, key: '' }
+
+/**
+ * Orders carry their merchant, not their platform: a platform is the list
+ * of its merchants (a few per platform), which each query then reads as
+ * `merchant_id IN (…)` from the merchant-first indexes.
+ */
+export async function dashboardScope(filter: DashboardFilter): Promise<DashboardScope> {
+  if (filter.merchantId === null && filter.platformId === null) return ALL_MERCHANTS
+  const query = db.from('merchants').select('id').orderBy('id')
+  if (filter.merchantId !== null) query.where('id', filter.merchantId)
+  if (filter.platformId !== null) query.where('platform_id', filter.platformId)
+  const rows = await query
+  return {
+    merchantIds: rows.map((row) => Number(row.id)),
+    key: `:p${filter.platformId ?? ''}:m${filter.merchantId ?? ''}`,
+  }
+}
+
+/** `AND <column> IN (…)` for a scope, with its bindings; nothing for every merchant. */
+function merchantsIn(scope: DashboardScope, column: string) {
+  if (scope.merchantIds === null) return { sql: '', bindings: [] as number[] }
+  if (scope.merchantIds.length === 0) return { sql: ' AND 1 = 0', bindings: [] as number[] }
+  return {
+    sql: ` AND ${column} IN (${scope.merchantIds.map(() => '?').join(', ')})`,
+    bindings: scope.merchantIds,
+  }
+}
+
 /** Today and the 6 days before it, as Bangkok calendar days. */
 export interface DashboardWindow {
   now: DateTime
@@ -181,8 +228,12 @@ function readTotals(row: Record<string, unknown>): DayTotals {
  * Paid is unsettled_paid or settled_paid; an order frozen or refused is
  * neither paid nor expired.
  */
-export async function depositFigures(window: DashboardWindow): Promise<DailySeries> {
-  const days = await byDay('deposits', window, async (from, to) => {
+export async function depositFigures(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<DailySeries> {
+  const only = merchantsIn(scope, 'merchant_id')
+  const days = await byDay(`deposits${scope.key}`, window, async (from, to) => {
     const [rows] = await db.rawQuery(
       `SELECT COUNT(*) AS count,
               COALESCE(SUM(amount), 0) AS amount,
@@ -191,8 +242,8 @@ export async function depositFigures(window: DashboardWindow): Promise<DailySeri
               COALESCE(SUM(status = 'error' AND error_reason = 'expired'), 0) AS failed,
               COALESCE(SUM(status = 'open'), 0) AS open
          FROM payment_orders
-        WHERE created_at >= ? AND created_at < ?`,
-      [from, to]
+        WHERE created_at >= ? AND created_at < ?${only.sql}`,
+      [from, to, ...only.bindings]
     )
     return readTotals(rows[0])
   })
@@ -200,8 +251,12 @@ export async function depositFigures(window: DashboardWindow): Promise<DailySeri
 }
 
 /** Payouts (withdrawals and settlements) created per day: count, volume, sent, failed. */
-export async function payoutFigures(window: DashboardWindow): Promise<DailySeries> {
-  const days = await byDay('payouts', window, async (from, to) => {
+export async function payoutFigures(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<DailySeries> {
+  const only = merchantsIn(scope, 'merchant_id')
+  const days = await byDay(`payouts${scope.key}`, window, async (from, to) => {
     const [rows] = await db.rawQuery(
       `SELECT COUNT(*) AS count,
               COALESCE(SUM(amount), 0) AS amount,
@@ -210,8 +265,8 @@ export async function payoutFigures(window: DashboardWindow): Promise<DailySerie
               COALESCE(SUM(status IN ('failed', 'error', 'cancelled', 'rejected')), 0) AS failed,
               COALESCE(SUM(status IN ('new', 'queue', 'pending')), 0) AS open
          FROM payout_orders
-        WHERE created_at >= ? AND created_at < ?`,
-      [from, to]
+        WHERE created_at >= ? AND created_at < ?${only.sql}`,
+      [from, to, ...only.bindings]
     )
     return readTotals(rows[0])
   })
@@ -230,8 +285,12 @@ export interface MatchTimes {
  * from the order's creation to the match (what the merchant waits) and from
  * the bank's line time to the match (the import delay), by day of the match.
  */
-export async function matchTimes(window: DashboardWindow): Promise<MatchTimes> {
-  const raw = await byDay('matching', window, async (from, to) => {
+export async function matchTimes(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<MatchTimes> {
+  const only = merchantsIn(scope, 'orders.merchant_id')
+  const raw = await byDay(`matching${scope.key}`, window, async (from, to) => {
     const [rows] = await db.rawQuery(
       `SELECT COUNT(*) AS matched,
               COALESCE(SUM(TIMESTAMPDIFF(SECOND, orders.created_at, matched_lines.matched_at)), 0) AS order_seconds,
@@ -239,8 +298,8 @@ export async function matchTimes(window: DashboardWindow): Promise<MatchTimes> {
          FROM statement_lines AS matched_lines
          JOIN payment_orders AS orders ON orders.id = matched_lines.order_id
         WHERE matched_lines.matched_at >= ? AND matched_lines.matched_at < ?
-          AND matched_lines.order_type = 'payment'`,
-      [from, to]
+          AND matched_lines.order_type = 'payment'${only.sql}`,
+      [from, to, ...only.bindings]
     )
     return {
       matched: Number(rows[0].matched),
@@ -279,24 +338,35 @@ export interface CallbackFigures {
  * get HTTP 200, per day; and the callbacks of the week that the gateway gave
  * up on after every retry.
  */
-export async function callbackFigures(window: DashboardWindow): Promise<CallbackFigures> {
+export async function callbackFigures(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<CallbackFigures> {
+  const only = merchantsIn(scope, 'outbox.merchant_id')
+  // An attempt names its callback, and the callback its merchant: joined only when filtered.
+  const attemptsFrom =
+    scope.merchantIds === null
+      ? 'callback_attempts AS attempts'
+      : `callback_attempts AS attempts
+           JOIN callback_outbox AS outbox ON outbox.id = attempts.callback_outbox_id`
+  const outboxOnly = merchantsIn(scope, 'merchant_id')
   const [days, [states]] = await Promise.all([
-    byDay('callbacks', window, async (from, to) => {
+    byDay(`callbacks${scope.key}`, window, async (from, to) => {
       const [rows] = await db.rawQuery(
         `SELECT COUNT(*) AS attempts,
-                COALESCE(SUM(http_status IS NULL OR http_status <> 200), 0) AS failed_attempts
-           FROM callback_attempts
-          WHERE created_at >= ? AND created_at < ?`,
-        [from, to]
+                COALESCE(SUM(attempts.http_status IS NULL OR attempts.http_status <> 200), 0) AS failed_attempts
+           FROM ${attemptsFrom}
+          WHERE attempts.created_at >= ? AND attempts.created_at < ?${only.sql}`,
+        [from, to, ...only.bindings]
       )
       return { attempts: Number(rows[0].attempts), failedAttempts: Number(rows[0].failed_attempts) }
     }),
     db.rawQuery(
       `SELECT state, COUNT(*) AS total
          FROM callback_outbox
-        WHERE state IN ('failed', 'pending') AND created_at >= ? AND created_at < ?
+        WHERE state IN ('failed', 'pending') AND created_at >= ? AND created_at < ?${outboxOnly.sql}
         GROUP BY state`,
-      [window.start.toJSDate(), window.now.toJSDate()]
+      [window.start.toJSDate(), window.now.toJSDate(), ...outboxOnly.bindings]
     ),
   ])
   const withRate = (figures: { attempts: number; failedAttempts: number }) => ({
@@ -334,14 +404,20 @@ export interface AccountUsage {
  * orders and THB of the current Bangkok hour and day beside its limits
  * (the same figures the pool selection checks), grouped by channel.
  */
-export async function channelUsage(window: DashboardWindow): Promise<AccountUsage[]> {
-  const accounts = await db
-    .from('deposit_accounts')
-    .where('active', true)
-    .orderBy('channel')
-    .orderBy('deposit_group')
-    .orderBy('id')
-    .select('*')
+export async function channelUsage(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<AccountUsage[]> {
+  const query = db.from('deposit_accounts').where('active', true)
+  // Filtered: the accounts serving the merchants' deposit groups. Their usage
+  // stays the account's whole usage, since the limits are the account's.
+  if (scope.merchantIds !== null) {
+    query.whereIn(
+      'deposit_group',
+      db.from('merchants').whereIn('id', scope.merchantIds).select('deposit_group')
+    )
+  }
+  const accounts = await query.orderBy('channel').orderBy('deposit_group').orderBy('id').select('*')
   const usage = await periodUsage(db.connection(), accounts, window.now)
   return accounts.map((account) => {
     const used = usage.get(account.id) ?? { hourCount: 0, hourAmount: 0, dayCount: 0, dayAmount: 0 }
@@ -431,6 +507,8 @@ export interface ReviewAges {
     label: string
     counts: number[]
     total: number
+    /** Counted for every merchant even when the page is filtered (not tied to one merchant). */
+    allMerchants: boolean
   }>
 }
 
@@ -441,7 +519,14 @@ export interface ReviewAges {
  * pending approval requests (since the request). Each is one indexed range
  * of open items, bucketed in SQL.
  */
-export async function reviewAges(window: DashboardWindow): Promise<ReviewAges> {
+export async function reviewAges(
+  window: DashboardWindow,
+  scope: DashboardScope = ALL_MERCHANTS
+): Promise<ReviewAges> {
+  const frozenOnly = merchantsIn(scope, 'merchant_id')
+  // The slip's own merchant_id (its order's): filtering on the order's would
+  // read every order awaiting review instead of only their index.
+  const slipsOnly = merchantsIn(scope, 'slips.merchant_id')
   const bounds = AGE_BUCKETS.filter((bucket) => Number.isFinite(bucket.hours)).map((bucket) =>
     window.now.minus({ hours: bucket.hours }).toJSDate()
   )
@@ -454,14 +539,19 @@ export async function reviewAges(window: DashboardWindow): Promise<ReviewAges> {
       ...bindings,
     ])
   const results = await Promise.all([
-    grouped(`FROM payment_orders WHERE status = 'freeze'`, 'updated_at'),
+    grouped(
+      `FROM payment_orders WHERE status = 'freeze'${frozenOnly.sql}`,
+      'updated_at',
+      frozenOnly.bindings
+    ),
     grouped(
       // From the (few) orders awaiting review to their slips: most slips are
       // undecided because they never needed a decision.
       `FROM payment_orders AS orders
        STRAIGHT_JOIN payment_slips AS slips ON slips.payment_order_id = orders.id
-      WHERE orders.awaiting_review = 1 AND slips.review_decision IS NULL`,
-      'slips.created_at'
+      WHERE orders.awaiting_review = 1 AND slips.review_decision IS NULL${slipsOnly.sql}`,
+      'slips.created_at',
+      slipsOnly.bindings
     ),
     grouped(`FROM statement_lines WHERE status IN ('unmatched', 'late')`, 'created_at'),
     grouped(`FROM approval_requests WHERE status = 'pending'`, 'created_at'),
@@ -478,7 +568,10 @@ export async function reviewAges(window: DashboardWindow): Promise<ReviewAges> {
     queues: names.map((name, index) => {
       const counts = AGE_BUCKETS.map(() => 0)
       for (const row of results[index][0]) counts[Number(row.bucket)] = Number(row.total)
-      return { queue: name, label: labels[name], counts, total: sum(counts) }
+      // Unmatched bank lines have no merchant yet; approval requests name a
+      // target of any kind (platform, merchant, order), not a merchant.
+      const allMerchants = scope.merchantIds !== null && (name === 'lines' || name === 'approvals')
+      return { queue: name, label: labels[name], counts, total: sum(counts), allMerchants }
     }),
   }
 }
@@ -494,21 +587,27 @@ export interface DashboardData {
   review: ReviewAges
   /** Payments credited before their bank line (open receivables), now. */
   receivables: ReceivablesSummary
+  /** Whether a platform or merchant filter narrowed the figures. */
+  filtered: boolean
 }
 
 /** Every figure of the dashboard, the queries run side by side. */
-export async function dashboardData(now: DateTime = DateTime.utc()): Promise<DashboardData> {
+export async function dashboardData(
+  now: DateTime = DateTime.utc(),
+  filter: DashboardFilter = NO_FILTER
+): Promise<DashboardData> {
   const window = dashboardWindow(now)
+  const scope = await dashboardScope(filter)
   const [deposits, payouts, matching, callbacks, usage, queues, review, receivables] =
     await Promise.all([
-      depositFigures(window),
-      payoutFigures(window),
-      matchTimes(window),
-      callbackFigures(window),
-      channelUsage(window),
+      depositFigures(window, scope),
+      payoutFigures(window, scope),
+      matchTimes(window, scope),
+      callbackFigures(window, scope),
+      channelUsage(window, scope),
       queueDepths(),
-      reviewAges(window),
-      openReceivablesSummary({ now: window.now.toJSDate() }),
+      reviewAges(window, scope),
+      openReceivablesSummary({ now: window.now.toJSDate(), merchantIds: scope.merchantIds }),
     ])
   return {
     window: {
@@ -524,5 +623,6 @@ export async function dashboardData(now: DateTime = DateTime.utc()): Promise<Das
     queues,
     review,
     receivables,
+    filtered: scope.merchantIds !== null,
   }
 }

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import type { DailySeries, DashboardData } from '#dashboard/dashboard_query'
 
 /**
@@ -9,11 +9,8 @@ import type { DailySeries, DashboardData } from '#dashboard/dashboard_query'
  * charts carry the same numbers for readers without JavaScript).
  */
 
-/** "1,234,567.50" for 123456750 satang. */
-export function formatBaht(satang: number) {
-  const [whole, decimals] = formatAmount(satang).split('.')
-  return `${whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}.${decimals}`
-}
+/** "1,234,567.50" for 123456750 satang: formatThb, the pages' one way of writing THB. */
+export const formatBaht = formatThb
 
 /** "97.5 %", or "—" when there was nothing to count. */
 export function formatRate(value: number | null) {
@@ -44,9 +41,9 @@ const count = (value: number) => value.toLocaleString('en-US')
 function period(figures: DailySeries['today']) {
   return {
     count: count(figures.count),
-    amount: formatBaht(figures.amount),
+    amount: formatThb(figures.amount),
     succeeded: count(figures.succeeded),
-    succeededAmount: formatBaht(figures.succeededAmount),
+    succeededAmount: formatThb(figures.succeededAmount),
     failed: count(figures.failed),
     open: count(figures.open),
     successRate: formatRate(figures.successRate),
@@ -62,7 +59,50 @@ export function scriptJson(value: unknown) {
     .replace(/&/g, '\\u0026')
 }
 
-export function presentDashboard(data: DashboardData) {
+/** The platforms and merchants the dashboard's selects offer, and the chosen ones. */
+export interface FilterChoices {
+  platforms: Array<{ id: number; name: string }>
+  /** The chosen platform's merchants, or every merchant. */
+  merchants: Array<{ id: number; name: string; platformId: number }>
+  platformId: number | null
+  merchantId: number | null
+}
+
+const NO_CHOICES: FilterChoices = {
+  platforms: [],
+  merchants: [],
+  platformId: null,
+  merchantId: null,
+}
+
+/** The selects' options and what the heading says the figures are of. */
+export function presentFilter(choices: FilterChoices) {
+  const platformName = new Map(choices.platforms.map((platform) => [platform.id, platform.name]))
+  const merchant = choices.merchants.find((item) => item.id === choices.merchantId)
+  return {
+    platformId: choices.platformId,
+    merchantId: choices.merchantId,
+    platformOptions: choices.platforms.map((platform) => ({
+      value: platform.id,
+      label: platform.name,
+    })),
+    // Across platforms, each merchant says which platform it is on.
+    merchantOptions: choices.merchants.map((item) => ({
+      value: item.id,
+      label:
+        choices.platformId === null
+          ? `${item.name} (${platformName.get(item.platformId) ?? ''})`
+          : item.name,
+    })),
+    label: merchant
+      ? merchant.name
+      : choices.platformId !== null
+        ? (platformName.get(choices.platformId) ?? null)
+        : null,
+  }
+}
+
+export function presentDashboard(data: DashboardData, choices: FilterChoices = NO_CHOICES) {
   const dayLabel = (day: string) => DateTime.fromISO(day).toFormat('ccc d LLL')
   const baht = (satang: number) => satang / 100 // chart heights only, never money arithmetic
   const rows = data.window.days.map((day, index) => {
@@ -77,12 +117,12 @@ export function presentDashboard(data: DashboardData) {
       today: index === data.window.days.length - 1,
       deposits: count(deposit.count),
       depositsPaid: count(deposit.succeeded),
-      depositVolume: formatBaht(deposit.succeededAmount),
+      depositVolume: formatThb(deposit.succeededAmount),
       successRate: formatRate(decided > 0 ? deposit.succeeded / decided : null),
       expiryRate: formatRate(decided > 0 ? deposit.failed / decided : null),
       payouts: count(payout.count),
       payoutsSent: count(payout.succeeded),
-      payoutVolume: formatBaht(payout.succeededAmount),
+      payoutVolume: formatThb(payout.succeededAmount),
       orderToMatch: formatSeconds(matched.orderToMatch),
       callbackFailureRate: formatRate(
         callbacks.attempts > 0 ? callbacks.failedAttempts / callbacks.attempts : null
@@ -91,7 +131,7 @@ export function presentDashboard(data: DashboardData) {
   })
   const usage = data.usage.map((account) => {
     const limit = (used: number, max: number | null, money: boolean) => ({
-      text: `${money ? formatBaht(used) : count(used)}${max === null ? '' : ` / ${money ? formatBaht(max) : count(max)}`}`,
+      text: `${money ? formatThb(used) : count(used)}${max === null ? '' : ` / ${money ? formatThb(max) : count(max)}`}`,
       percent: max === null ? null : Math.min(100, max > 0 ? Math.round((used / max) * 100) : 100),
     })
     const withStep = (figure: { text: string; percent: number | null }) => ({
@@ -168,10 +208,15 @@ export function presentDashboard(data: DashboardData) {
       givenUp: count(data.callbacks.givenUp),
       pending: count(data.callbacks.pending),
     },
-    reviewTotal: data.review.queues.reduce((total, item) => total + item.total, 0),
+    // Filtered, the KPI counts only the queues the filter applies to.
+    reviewTotal: data.review.queues
+      .filter((item) => !item.allMerchants)
+      .reduce((total, item) => total + item.total, 0),
+    filtered: data.filtered,
+    filter: presentFilter(choices),
     receivables: {
       open: count(data.receivables.open),
-      amount: formatBaht(data.receivables.amount),
+      amount: formatThb(data.receivables.amount),
       oldest: formatHours(data.receivables.oldestHours),
       stale: count(data.receivables.stale),
       anyStale: data.receivables.stale > 0,

@@ -361,15 +361,23 @@ export interface ReceivablesSummary {
 
 /** The open receivables in four figures: the dashboard's card and the queue's tab count. */
 export async function openReceivablesSummary(
-  options: { now?: Date; windowHours?: number } = {}
+  options: { now?: Date; windowHours?: number; merchantIds?: number[] | null } = {}
 ): Promise<ReceivablesSummary> {
   const now = options.now ?? new Date()
   const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  // The dashboard's platform or merchant filter; an empty list covers nothing.
+  const merchantIds = options.merchantIds ?? null
+  const onlyMerchants =
+    merchantIds === null
+      ? ''
+      : merchantIds.length === 0
+        ? ' AND 1 = 0'
+        : ` AND merchant_id IN (${merchantIds.map(() => '?').join(', ')})`
   const [[row]] = await db.rawQuery(
     `SELECT COUNT(*) AS open_count, COALESCE(SUM(expected_amount), 0) AS amount,
             MIN(claimed_at) AS oldest, COALESCE(SUM(claimed_at < ?), 0) AS stale
-       FROM receipt_claims WHERE statement_line_id IS NULL AND reversed_at IS NULL`,
-    [windowStart(now, windowHours)]
+       FROM receipt_claims WHERE statement_line_id IS NULL AND reversed_at IS NULL${onlyMerchants}`,
+    [windowStart(now, windowHours), ...(merchantIds ?? [])]
   )
   const oldestAt = row.oldest ? new Date(row.oldest) : null
   return {

@@ -6,6 +6,18 @@
  * scripts from the gateway itself.
  */
 ;(function () {
+  // A new platform narrows the merchant list: reload with it at once, the
+  // merchant cleared (it may be of another platform). Without JavaScript,
+  // Apply does the same.
+  var platform = document.getElementById('filter-platform')
+  var merchant = document.getElementById('filter-merchant')
+  if (!platform || !merchant) return
+  platform.addEventListener('change', function () {
+    merchant.value = ''
+    platform.form.submit()
+  })
+})()
+;(function () {
   var source = document.getElementById('dashboard-data')
   if (!source || typeof window.Chart === 'undefined') return
   var data = JSON.parse(source.textContent)

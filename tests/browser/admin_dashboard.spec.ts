@@ -1,13 +1,15 @@
 import { test } from '@japa/runner'
 import { formatSeconds } from '#dashboard/dashboard_view'
 import { DateTime } from 'luxon'
-import type { BrowserContext } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { GATEWAY_ZONE } from '#core/clock'
 import { closeBrowser, screenshot } from '#tests/helpers/browser'
+import db from '@adonisjs/lucid/services/db'
 import {
   createDepositAccount,
   createDepositMerchant,
   createPayoutMerchant,
+  createTestMerchant,
   resetDatabase,
 } from '#tests/helpers/merchants'
 import { adminUrl, signedInAs } from '#tests/helpers/admin'
@@ -267,5 +269,122 @@ test.group('back-office dashboard (browser)', (group) => {
     assert.equal((await page.request.get(adminUrl('/assets/js/package.json'))).status(), 404)
 
     await screenshot(page, 'dashboard')
+  })
+
+  test('filtered by platform and by merchant, kept in the URL, for every role', async ({
+    assert,
+  }) => {
+    const now = DateTime.now().setZone(GATEWAY_ZONE)
+    const today = (minutesAgo: number) =>
+      DateTime.max(now.minus({ minutes: minutesAgo }), now.startOf('day'))
+    // Platform "Main": Lotus Shop and Noodle Bar; platform "Games": Siam Games.
+    const lotus = await createDepositMerchant()
+    const noodles = await createDepositMerchant()
+    const games = await createTestMerchant('games')
+    games.merchant.merge({ depositGroup: 'test-group' })
+    await games.merchant.save()
+    await db.from('platforms').where('code', 'test').update({ name: 'Main' })
+    await db.from('platforms').where('code', 'games').update({ name: 'Games' })
+    for (const [who, name] of [
+      [lotus, 'Lotus Shop'],
+      [noodles, 'Noodle Bar'],
+      [games, 'Siam Games'],
+    ] as const) {
+      await db.from('merchants').where('id', who.merchant.id).update({ name })
+    }
+    const mainId = String(lotus.merchant.platformId)
+    const gamesId = String(games.merchant.platformId)
+    /** Resolves once the page shows the view for `platform` (and `merchant`). */
+    const landedOn = (page: Page, platform: string, merchant = '') =>
+      page.waitForURL(
+        (url) =>
+          url.searchParams.get('platform') === platform &&
+          (url.searchParams.get('merchant') ?? '') === merchant,
+        { waitUntil: 'load' }
+      )
+    const account = await createDepositAccount({ channel: 'transfer' })
+    // Today: Lotus 1 paid (1,000.00), Noodle Bar 2 paid (2,000.00 + 3,000.50),
+    // Siam Games 3 paid (10,000.00 each) and 1 expired; payouts: Siam Games 1 sent.
+    const paid = [
+      [lotus, 100_000],
+      [noodles, 200_000],
+      [noodles, 300_050],
+      [games, 1_000_000],
+      [games, 1_000_000],
+      [games, 1_000_000],
+    ] as const
+    for (const [index, [who, amount]] of paid.entries()) {
+      await insertPayment(who, account.id, { at: today(5 + index), amount, outcome: 'paid' })
+    }
+    await insertPayment(games, account.id, { at: today(3), amount: 5_000, outcome: 'expired' })
+    await insertPayout(games, { at: today(4), amount: 250_000, status: 'success' })
+
+    for (const role of ['admin', 'operator', 'viewer'] as const) {
+      const { page, context } = await signedInAs(`${role}-filters@example.com`, role)
+      contexts.push(context)
+      const text = async (selector: string) => (await page.locator(selector).innerText()).trim()
+      const options = async (selector: string) =>
+        (await page.locator(`${selector} option`).allInnerTexts()).map((item) => item.trim())
+      await page.goto(adminUrl(''))
+      assert.equal(await text('#deposits-today-count'), '7', role)
+      assert.equal(await text('#deposits-today-volume'), '36,000.50', role)
+      assert.deepEqual(await options('#filter-platform'), ['All platforms', 'Games', 'Main'])
+      assert.deepEqual(await options('#filter-merchant'), [
+        'All merchants',
+        'Lotus Shop (Main)',
+        'Noodle Bar (Main)',
+        'Siam Games (Games)',
+      ])
+
+      // Choosing a platform reloads the page for it (GET, in the URL).
+      await Promise.all([
+        landedOn(page, gamesId),
+        page.selectOption('#filter-platform', { label: 'Games' }),
+      ])
+      assert.equal(await text('#deposits-today-count'), '4', `${role}: Games`)
+      assert.equal(await text('#deposits-today-volume'), '30,000.00', `${role}: Games`)
+      assert.equal(await text('#deposits-today-success'), '75.0 %', `${role}: Games`)
+      assert.equal(await text('#payouts-today-volume'), '2,500.00', `${role}: Games`)
+      assert.deepEqual(await options('#filter-merchant'), ['All merchants', 'Siam Games'])
+      assert.include(await text('.dash-head p'), 'for Games')
+      if (role === 'admin') await screenshot(page, 'dashboard-filtered-platform')
+
+      // Platform Main, then one of its merchants: the figures follow, both filters in the URL.
+      await Promise.all([
+        landedOn(page, mainId),
+        page.selectOption('#filter-platform', { label: 'Main' }),
+      ])
+      assert.equal(await text('#deposits-today-count'), '3', `${role}: Main`)
+      assert.equal(await text('#deposits-today-volume'), '6,000.50', `${role}: Main`)
+      assert.equal(await text('#payouts-today-volume'), '0.00', `${role}: Main`)
+      assert.deepEqual(await options('#filter-merchant'), [
+        'All merchants',
+        'Lotus Shop',
+        'Noodle Bar',
+      ])
+      await page.selectOption('#filter-merchant', { label: 'Noodle Bar' })
+      await Promise.all([
+        landedOn(page, mainId, String(noodles.merchant.id)),
+        page.click('#dashboard-filter-apply'),
+      ])
+      const url = new URL(page.url())
+      assert.equal(url.searchParams.get('merchant'), String(noodles.merchant.id))
+      assert.isNotNull(url.searchParams.get('platform'))
+      assert.equal(await text('#deposits-today-count'), '2', `${role}: Noodle Bar`)
+      assert.equal(await text('#deposits-today-volume'), '5,000.50', `${role}: Noodle Bar`)
+      assert.include(await text('.dash-head p'), 'for Noodle Bar')
+      if (role === 'admin') await screenshot(page, 'dashboard-filtered-merchant')
+
+      // The URL alone gives the same view (a reload, a shared link).
+      await page.goto(page.url())
+      assert.equal(await text('#deposits-today-count'), '2', `${role}: reload`)
+      assert.equal(await page.locator('#filter-merchant').inputValue(), String(noodles.merchant.id))
+
+      // Back to everything.
+      await page.click('#dashboard-filter-clear')
+      await page.waitForURL(adminUrl(''))
+      assert.equal(await text('#deposits-today-count'), '7', `${role}: all`)
+      await context.close()
+    }
   })
 })

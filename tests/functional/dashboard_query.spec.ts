@@ -4,6 +4,7 @@ import {
   callbackFigures,
   channelUsage,
   dashboardData,
+  dashboardScope,
   dashboardWindow,
   depositFigures,
   matchTimes,
@@ -19,6 +20,7 @@ import {
   createDepositAccount,
   createDepositMerchant,
   createPayoutMerchant,
+  createTestMerchant,
   resetDatabase,
 } from '#tests/helpers/merchants'
 import {
@@ -27,6 +29,7 @@ import {
   insertLine,
   insertPayment,
   insertPayout,
+  insertReceivable,
   insertSlip,
 } from '#tests/helpers/dashboard'
 
@@ -467,5 +470,168 @@ test.group('dashboard figures', (group) => {
     assert.notInclude(html, 'id="queues-table"')
     assert.include(html, '1,234.56')
     assert.include(html, 'id="chart-deposits"')
+  })
+})
+
+test.group('dashboard figures filtered by platform and merchant', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  /** Two merchants on platform "test", one on platform "other", each with its own orders. */
+  async function threeMerchants() {
+    const first = await createDepositMerchant()
+    const second = await createDepositMerchant()
+    const elsewhere = await createTestMerchant('other')
+    elsewhere.merchant.merge({ depositGroup: 'test-group' })
+    await elsewhere.merchant.save()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const today = (hour: number) => NOW.set({ hour, minute: 5 })
+    const yesterday = NOW.minus({ days: 1 }).set({ hour: 9 })
+    // Today: first 1 paid (100.00), second 2 paid (200.00 + 300.00), elsewhere 3 paid (4,000.00 each).
+    const firstPaid = await insertPayment(first, account.id, {
+      at: today(1),
+      amount: 10_000,
+      outcome: 'paid',
+    })
+    await insertPayment(second, account.id, { at: today(2), amount: 20_000, outcome: 'paid' })
+    await insertPayment(second, account.id, { at: today(3), amount: 30_000, outcome: 'paid' })
+    for (const hour of [4, 5, 6]) {
+      await insertPayment(elsewhere, account.id, {
+        at: today(hour),
+        amount: 400_000,
+        outcome: 'paid',
+      })
+    }
+    // Yesterday (a stored day once computed): first 1 expired, elsewhere 2 expired.
+    await insertPayment(first, account.id, { at: yesterday, amount: 5_000, outcome: 'expired' })
+    await insertPayment(elsewhere, account.id, { at: yesterday, amount: 5_000, outcome: 'expired' })
+    await insertPayment(elsewhere, account.id, { at: yesterday, amount: 5_000, outcome: 'expired' })
+    // Frozen: one of second's, one elsewhere.
+    await insertPayment(second, account.id, { at: today(7), amount: 1_000, outcome: 'freeze' })
+    await insertPayment(elsewhere, account.id, { at: today(7), amount: 1_000, outcome: 'freeze' })
+    // Payouts: second 1 sent, elsewhere 2 sent.
+    await insertPayout(second, { at: today(2), amount: 50_000, status: 'success' })
+    await insertPayout(elsewhere, { at: today(2), amount: 70_000, status: 'success' })
+    await insertPayout(elsewhere, { at: today(3), amount: 70_000, status: 'failed' })
+    // Callbacks: first 1 failed attempt, elsewhere 3 good ones and one given up.
+    await insertCallback(first, { at: today(2), state: 'delivered', attempts: [500, 200] })
+    await insertCallback(elsewhere, { at: today(2), state: 'delivered', attempts: [200] })
+    await insertCallback(elsewhere, { at: today(3), state: 'failed', attempts: [500] })
+    // A match for first's order; an unmatched line (no merchant).
+    await insertLine(account.id, {
+      lineAt: today(1).plus({ minutes: 2 }),
+      amount: 10_000,
+      status: 'matched',
+      orderId: firstPaid,
+      matchedAt: today(1).plus({ minutes: 4 }),
+    })
+    await insertLine(account.id, { lineAt: today(5), amount: 777, status: 'unmatched' })
+    // An open receivable elsewhere.
+    const credited = await insertPayment(elsewhere, account.id, {
+      at: today(8),
+      amount: 9_900,
+      outcome: 'paid',
+    })
+    await insertReceivable(elsewhere, account.id, credited, { at: today(8), amount: 9_900 })
+    return { first, second, elsewhere }
+  }
+
+  test('a merchant or a platform counts only its own orders, on every figure', async ({
+    assert,
+  }) => {
+    const { first, second, elsewhere } = await threeMerchants()
+    const testPlatform = first.merchant.platformId
+    const otherPlatform = elsewhere.merchant.platformId
+    assert.notEqual(testPlatform, otherPlatform)
+
+    // Unfiltered first: yesterday's figures are stored for "every merchant"…
+    const all = await dashboardData(NOW)
+    assert.isFalse(all.filtered)
+    assert.equal(all.deposits.today.count, 9)
+    assert.equal(all.deposits.days[5].failed, 3)
+
+    // …and a filter keeps its own stored days: yesterday is first's alone.
+    const onlyFirst = await dashboardData(NOW, { platformId: null, merchantId: first.merchant.id })
+    assert.isTrue(onlyFirst.filtered)
+    assert.deepInclude(onlyFirst.deposits.today, { count: 1, succeededAmount: 10_000 })
+    assert.deepInclude(onlyFirst.deposits.days[5], { count: 1, failed: 1 })
+    assert.equal(onlyFirst.payouts.today.count, 0)
+    assert.equal(onlyFirst.matching.today.matched, 1)
+    assert.deepInclude(onlyFirst.callbacks.today, { attempts: 2, failedAttempts: 1 })
+    assert.equal(onlyFirst.callbacks.givenUp, 0)
+    assert.equal(onlyFirst.receivables.open, 0)
+    const frozen = (data: typeof all) =>
+      data.review.queues.find((item) => item.queue === 'frozen')!.total
+    assert.equal(frozen(onlyFirst), 0)
+    // Bank lines not yet matched belong to no merchant: counted, and marked so.
+    const lines = onlyFirst.review.queues.find((item) => item.queue === 'lines')!
+    assert.equal(lines.total, 1)
+    assert.isTrue(lines.allMerchants)
+
+    const onlySecond = await dashboardData(NOW, {
+      platformId: null,
+      merchantId: second.merchant.id,
+    })
+    assert.deepInclude(onlySecond.deposits.today, { count: 3, succeededAmount: 50_000 })
+    assert.deepInclude(onlySecond.payouts.today, { count: 1, succeededAmount: 50_000 })
+    assert.equal(onlySecond.matching.today.matched, 0)
+    assert.equal(onlySecond.callbacks.today.attempts, 0)
+    assert.equal(frozen(onlySecond), 1)
+
+    // Platform "test": first and second together, nothing of "other".
+    const testOnly = await dashboardData(NOW, { platformId: testPlatform, merchantId: null })
+    assert.deepInclude(testOnly.deposits.today, { count: 4, succeededAmount: 60_000 })
+    assert.deepInclude(testOnly.deposits.days[5], { count: 1, failed: 1 })
+    assert.deepInclude(testOnly.payouts.today, { count: 1, succeededAmount: 50_000 })
+    assert.equal(frozen(testOnly), 1)
+    assert.equal(testOnly.receivables.open, 0)
+
+    // Platform "other": its one merchant's figures.
+    const other = await dashboardData(NOW, { platformId: otherPlatform, merchantId: null })
+    assert.deepInclude(other.deposits.today, { count: 5, succeededAmount: 1_209_900 })
+    assert.deepInclude(other.deposits.days[5], { count: 2, failed: 2 })
+    assert.deepInclude(other.payouts.today, { count: 2, succeeded: 1, failed: 1 })
+    assert.deepInclude(other.callbacks.today, { attempts: 2, failedAttempts: 1 })
+    assert.equal(other.callbacks.givenUp, 1)
+    assert.deepInclude(other.receivables, { open: 1, amount: 9_900 })
+    const page = presentDashboard(other)
+    assert.equal(page.deposits.today.succeededAmount, '12,099.00')
+
+    // Platform and merchant together narrow to the merchant; a merchant of
+    // another platform leaves nothing.
+    const both = await dashboardData(NOW, {
+      platformId: testPlatform,
+      merchantId: second.merchant.id,
+    })
+    assert.equal(both.deposits.today.count, 3)
+    const none = await dashboardData(NOW, {
+      platformId: otherPlatform,
+      merchantId: first.merchant.id,
+    })
+    assert.equal(none.deposits.today.count, 0)
+    assert.equal(none.deposits.week.count, 0)
+
+    // Unfiltered again: the stored days were not overwritten by a filter's.
+    const again = await dashboardData(NOW)
+    assert.equal(again.deposits.days[5].failed, 3)
+  })
+
+  test('usage against limits, filtered: the accounts of the merchants deposit groups', async ({
+    assert,
+  }) => {
+    const inGroup = await createDepositMerchant()
+    const elsewhere = await createTestMerchant('other')
+    elsewhere.merchant.merge({ depositGroup: 'other-group' })
+    await elsewhere.merchant.save()
+    const account = await createDepositAccount()
+    const window = dashboardWindow(NOW)
+    const ids = async (merchantId: number) =>
+      (
+        await channelUsage(
+          window,
+          await dashboardScope({ platformId: null, merchantId: merchantId })
+        )
+      ).map((usage) => usage.id)
+    assert.deepEqual(await ids(inGroup.merchant.id), [account.id])
+    assert.deepEqual(await ids(elsewhere.merchant.id), [])
   })
 })
