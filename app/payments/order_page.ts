@@ -19,7 +19,7 @@ import {
 } from '#reconciliation/receipt_views'
 import { callbacksOf } from '#callbacks/order_callbacks'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 
 /** One field of the order page: label, value, and how to show it. */
 export interface OrderField {
@@ -30,7 +30,7 @@ export interface OrderField {
   mono?: boolean
 }
 
-const amount = (satang: number | null) => (satang === null ? null : formatAmount(satang))
+const amount = (satang: number | null) => (satang === null ? null : formatThb(satang))
 
 function paymentFields(order: PaymentOrder, merchant: Merchant): Array<[string, OrderField[]]> {
   const account = order.depositAccount

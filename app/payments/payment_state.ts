@@ -55,6 +55,34 @@ export function canTransition(
   return order.statusBeforeFreeze === 'open' ? to !== 'freeze' : to === order.statusBeforeFreeze
 }
 
+/** The decisions an operator may take on a payment, as the order page offers them. */
+export interface OperatorActions {
+  freeze: boolean
+  unfreeze: boolean
+  markPaid: boolean
+}
+
+/**
+ * What the state table allows an operator to do to `order` now, so pages ask
+ * the domain instead of repeating status rules (the actions check again
+ * under the row lock): freeze is a transition to freeze; unfreeze is the
+ * transition back to the state it was frozen in; mark paid is the
+ * transition to unsettled_paid of an order whose money is not credited yet
+ * (open, or frozen while open: a frozen paid order going back to
+ * unsettled_paid is its unfreeze, not a payment).
+ */
+export function operatorActionsFor(
+  order: Pick<PaymentOrder, 'status' | 'statusBeforeFreeze'>
+): OperatorActions {
+  const frozenFrom = order.status === 'freeze' ? order.statusBeforeFreeze : null
+  const credited = (order.status === 'freeze' ? frozenFrom : order.status) === 'unsettled_paid'
+  return {
+    freeze: canTransition(order, 'freeze'),
+    unfreeze: frozenFrom !== null && canTransition(order, frozenFrom),
+    markPaid: canTransition(order, 'unsettled_paid') && !credited,
+  }
+}
+
 export function assertPaymentTransition(
   order: Pick<PaymentOrder, 'status' | 'statusBeforeFreeze'>,
   to: PaymentStatus

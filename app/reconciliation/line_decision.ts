@@ -7,7 +7,8 @@ import { recordAudit, type Reason } from '#core/audit'
 import { ActionError } from '#core/validation'
 import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
-import { assertLineUnclaimed } from '#reconciliation/receipts'
+import { AlreadyDone, atWhen, byWhom } from '#core/already_done'
+import { assertLineUnclaimed, claimOfLine } from '#reconciliation/receipts'
 import { findCandidates, judgeLine, receivableNamedBy, toLineRow } from '#reconciliation/match_line'
 
 /**
@@ -56,17 +57,32 @@ export async function lockLine(
   return { ...row, amount: Number(row.amount) } as StatementLineRow
 }
 
+/** What a submit asks for, so that a second one can be told it already holds. */
+export interface WantedDecision {
+  decision: LineDecision
+  actor?: Actor
+  /** attach: the order it was to pay (another one is not what was asked). */
+  paymentOrderId?: number
+}
+
 /**
  * A line may be decided when it is a credit waiting for an operator
  * (unmatched or late) and no decision was written on it yet. The first
- * refusal a second submit meets says who decided and when.
+ * refusal a second submit meets says who decided and when ("by you" on a
+ * double click); when it is the decision asked for, as a notice.
  */
-export function assertDecidable(line: StatementLineRow) {
+export function assertDecidable(line: StatementLineRow, wanted?: WantedDecision) {
   if (line.decision) {
-    const at = line.decided_at ? ` at ${new Date(line.decided_at).toISOString()}` : ''
-    throw ActionError.general(
-      `statement line #${line.id} was already ${line.decision} by ${line.decided_by_actor ?? 'someone'}${at}; a decision is made once`
-    )
+    const row = line as StatementLineRow & { payment_order_id?: number | string | null }
+    const done =
+      `statement line #${line.id} was already ${line.decision} by ${byWhom(line.decided_by_actor, wanted?.actor)}` +
+      ` at ${atWhen(line.decided_at)}`
+    const same =
+      wanted?.decision === line.decision &&
+      (wanted.paymentOrderId === undefined ||
+        Number(row.payment_order_id) === wanted.paymentOrderId)
+    if (same) throw new AlreadyDone(`${done}; nothing more to do`)
+    throw ActionError.general(`${done}: a line is decided once; nothing was saved`)
   }
   if (line.direction !== 'credit') {
     throw ActionError.general(
@@ -80,6 +96,14 @@ export function assertDecidable(line: StatementLineRow) {
   }
 }
 
+/** The claims each line decision makes itself (a decision by another path is not a repeat). */
+const DECISION_CLAIM_PATHS: Record<LineDecision, readonly string[]> = {
+  attached: ['attach', 'late_credit'],
+  credited: ['merchant_credit'],
+  returned: ['return'],
+  explained: [],
+}
+
 /**
  * A line may be decided when no decision took its money yet (its claim,
  * named in the refusal), it waits for an operator (assertDecidable), and
@@ -87,9 +111,22 @@ export function assertDecidable(line: StatementLineRow) {
  * the locked receivables (the matcher's own rule): such a line clears that
  * receivable, by attaching it to that order, never credits twice.
  */
-export async function assertLineFree(trx: TransactionClientContract, line: StatementLineRow) {
+export async function assertLineFree(
+  trx: TransactionClientContract,
+  line: StatementLineRow,
+  wanted?: WantedDecision
+) {
+  // The same operator's own decision first (a double click): "you did it at 14:02". Anyone
+  // else's, or the line taken another way (a slip approved), is described by its claim,
+  // which says how the money was taken, by whom and when.
+  if (line.decision && wanted?.actor && line.decided_by_actor === wanted.actor.name) {
+    const claim = await claimOfLine(trx, line.id)
+    if (!claim || DECISION_CLAIM_PATHS[line.decision].includes(claim.path)) {
+      assertDecidable(line, wanted)
+    }
+  }
   await assertLineUnclaimed(trx, line.id)
-  assertDecidable(line)
+  assertDecidable(line, wanted)
 }
 
 /** Refuses a line an open receivable awaits, unless it is the receivable of `forOrderId`. */

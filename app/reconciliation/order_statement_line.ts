@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import type { OrderType } from '#core/order_events'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 
 /**
@@ -42,7 +42,7 @@ export async function statementLineOf(orderType: OrderType, orderId: number) {
     account: `${line.bank} ${line.account_no}`,
     time: formatGatewayDateTime(line.line_at),
     direction: line.direction as 'credit' | 'debit',
-    amount: formatAmount(Number(line.amount)),
+    amount: formatThb(Number(line.amount)),
     reference: line.reference as string | null,
     description: line.description as string,
     status: line.status as string,

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import { ageClass, ageLabel } from '#review/queues'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { paymentCredit } from '#ledger/recipes'
 import reconciliationConfig from '#config/reconciliation'
@@ -55,7 +55,7 @@ function receiptLineView(row: Record<string, any>): ReceiptLineView {
     href: `/admin/review/lines/${row.id}`,
     deposit_account_id: Number(row.deposit_account_id),
     direction: row.direction,
-    amount: formatAmount(Number(row.amount)),
+    amount: formatThb(Number(row.amount)),
     amount_satang: Number(row.amount),
     time: formatGatewayDateTime(row.line_at),
     status: row.status,
@@ -144,11 +144,11 @@ export async function claimView(claim: ReceiptClaim, now = DateTime.now()): Prom
     slip_href: claim.slipId ? `/admin/review/slips/${claim.slipId}` : null,
     approval_request_id: claim.approvalRequestId,
     amount_policy: claim.amountPolicy,
-    expected: formatAmount(claim.expectedAmount),
-    received: claim.receivedAmount === null ? null : formatAmount(claim.receivedAmount),
+    expected: formatThb(claim.expectedAmount),
+    received: claim.receivedAmount === null ? null : formatThb(claim.receivedAmount),
     received_satang: claim.receivedAmount ?? claim.expectedAmount,
-    credited: formatAmount(claim.credited),
-    fee: formatAmount(claim.fee),
+    credited: formatThb(claim.credited),
+    fee: formatThb(claim.fee),
     claimed: formatGatewayDateTime(claim.claimedAt),
     cleared: formatGatewayDateTime(claim.clearedAt),
     cleared_receivable:
@@ -270,7 +270,7 @@ export async function previewPaymentReceipt(
       return {
         kind: 'receivable',
         received: located.expectedAmount,
-        expected: formatAmount(located.expectedAmount),
+        expected: formatThb(located.expectedAmount),
         expected_from: formatGatewayDateTime(located.expectedFrom),
         expected_to: formatGatewayDateTime(located.expectedTo),
         trans_ref: located.transRef,
@@ -299,12 +299,12 @@ export function receivedVersusTransfer(
   const credit = paymentCredit(order, received, feeRateBps)
   const difference = received - order.transferAmount
   return {
-    received: formatAmount(received),
-    transfer_amount: formatAmount(order.transferAmount),
+    received: formatThb(received),
+    transfer_amount: formatThb(order.transferAmount),
     differs: difference !== 0,
-    difference: `${difference > 0 ? '+' : ''}${formatAmount(difference)}`,
-    credited: formatAmount(credit.credited),
-    fee: formatAmount(credit.fee),
+    difference: `${difference > 0 ? '+' : ''}${formatThb(difference)}`,
+    credited: formatThb(credit.credited),
+    fee: formatThb(credit.fee),
   }
 }
 
@@ -411,9 +411,9 @@ async function awaitedReceivable(claim: ReceiptClaim, lineAmount: number) {
       )
       const moves = credit.credited - claim.credited
       correction = {
-        credited: formatAmount(credit.credited),
-        fee: formatAmount(credit.fee),
-        moves: `${moves > 0 ? '+' : ''}${formatAmount(moves)}`,
+        credited: formatThb(credit.credited),
+        fee: formatThb(credit.fee),
+        moves: `${moves > 0 ? '+' : ''}${formatThb(moves)}`,
       }
     }
   }
@@ -498,7 +498,7 @@ export async function confirmationView(
     line: await receiptLineOf(confirmation.statementLineId),
     account: account ? `${account.bank} ${account.account_no}` : null,
     account_href: account ? `/admin/deposit-accounts/${confirmation.depositAccountId}` : null,
-    amount: formatAmount(confirmation.amount),
+    amount: formatThb(confirmation.amount),
     actor: confirmation.actor,
     reason: confirmation.reason,
     recorded: formatGatewayDateTime(confirmation.createdAt),
@@ -608,7 +608,7 @@ export async function debitCandidates(line: {
       label: row.platform_order_id as string,
       href: `/admin/orders/${row.platform_order_id}`,
       status: `${row.status} (${row.path})`,
-      amount: formatAmount(Number(row.amount)),
+      amount: formatThb(Number(row.amount)),
       time: formatGatewayDateTime(row.sent_at),
       who: payee(row),
       why: `${kindWord(row.kind)} sent, waiting for its debit line since ${formatGatewayDateTime(row.sent_at)}`,
@@ -620,7 +620,7 @@ export async function debitCandidates(line: {
       label: row.platform_order_id as string,
       href: `/admin/orders/${row.platform_order_id}`,
       status: `${row.status} (${row.connector})`,
-      amount: formatAmount(Number(row.amount)),
+      amount: formatThb(Number(row.amount)),
       time: formatGatewayDateTime(row.order_at),
       who: payee(row),
       why: `${kindWord(row.kind)} pending at the bank: confirming completes it`,
@@ -632,7 +632,7 @@ export async function debitCandidates(line: {
       label: `line #${row.returned_line_id}`,
       href: `/admin/review/lines/${row.returned_line_id}`,
       status: 'returned',
-      amount: formatAmount(amount),
+      amount: formatThb(amount),
       time: formatGatewayDateTime(row.returned_at),
       who: `${row.return_bank} ${row.return_account_no} (${row.return_account_name})`,
       why: `credit of ${formatGatewayDateTime(row.line_at)} returned to its payer by ${row.actor}, waiting for its debit on this account`,

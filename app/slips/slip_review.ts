@@ -1,6 +1,9 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PaymentSlip from '#slips/models/payment_slip'
 import { ActionError } from '#core/validation'
+import Operator from '#operators/models/operator'
+import { AlreadyDone, atWhen } from '#core/already_done'
+import type { Actor } from '#core/actor'
 
 /**
  * Whether the order still has a slip no operator has decided on: such an
@@ -34,15 +37,31 @@ export async function lockSlip(trx: TransactionClientContract, slipId: number, f
   return slip
 }
 
-/** A slip decision is made once; revisiting it is a new action, not a second review. */
-export function assertUndecided(slip: PaymentSlip, field = 'slip_id') {
-  if (slip.reviewDecision !== null) {
-    throw ActionError.field(
-      field,
-      `slip ${slip.id} was already ${slip.reviewDecision}` +
-        (slip.reviewedAt ? ` at ${slip.reviewedAt.toISO()}` : '')
-    )
+/**
+ * A slip decision is made once; revisiting it is a new action, not a second
+ * review. A second submit is told who decided and when ("by you" on a double
+ * click); when the decision it asked for is the one made, as a notice.
+ */
+export async function assertUndecided(
+  trx: TransactionClientContract,
+  slip: PaymentSlip,
+  wanted: { decision: 'approved' | 'rejected'; actor?: Actor }
+) {
+  if (slip.reviewDecision === null) return
+  let who = 'the statement line that paid its order'
+  if (slip.reviewedBy !== null) {
+    if (wanted.actor?.operatorId === slip.reviewedBy) {
+      who = 'you'
+    } else {
+      const reviewer = await Operator.find(slip.reviewedBy, { client: trx })
+      who = reviewer?.email ?? `operator ${slip.reviewedBy}`
+    }
   }
+  const done = `slip ${slip.id} was ${slip.reviewDecision} by ${who} at ${atWhen(slip.reviewedAt)}`
+  if (slip.reviewDecision === wanted.decision) {
+    throw new AlreadyDone(`${done}; nothing more to do`)
+  }
+  throw ActionError.general(`${done}: a slip is decided once; nothing was saved`)
 }
 
 /** The slip's review as the audit log shows it. */

@@ -118,7 +118,13 @@ test.group('back-office: statement line queue', (group) => {
       await db.from('queue_assignments').where({ queue: 'lines', item_id: String(late.id) }),
       0
     )
-    assert.include(await page.locator('.flash').first().innerText(), 'was already claimed')
+    // The last click is told, beside the Attach form, that it was done: by this operator, when.
+    assert.match(
+      await page.locator('#attach-refusal.flash.notice').innerText(),
+      new RegExp(
+        `^statement line #${late.id} was already attached by you at \\d{2}:\\d{2} \\(GMT\\+7\\); nothing more to do$`
+      )
+    )
 
     await page.goto(adminUrl(`/review/lines/${late.id}`))
     assert.include(await page.locator('#line-decided').innerText(), 'attached')

@@ -522,8 +522,11 @@ test.group('back-office: money out and receivables (browser)', (group) => {
     for (const [role, page] of Object.entries(pages)) {
       await page.goto(adminUrl(firstPath))
       assert.include(await text(page, '#order-claim-line'), 'open receivable', role)
+      if (role === 'viewer') continue
       assert.include(await text(page, '#decision-receivable'), 'take the credit back', role)
     }
+    // A viewer decides nothing: no Decisions card at all.
+    assert.equal(await vera.locator('.decisions-card').count(), 0)
     assert.equal(await vera.locator('#decision-reverse_receivable').count(), 0)
     assert.equal(await vera.locator('#reverse_receivable-form').count(), 0)
     const forbidden = await post(vera, `${firstPath}/reverse-receivable`, {

@@ -254,7 +254,7 @@ test.group('back-office review queues (browser)', (group) => {
     const results = await bob.locator('.bulk-results li').allInnerTexts()
     assert.lengthOf(results, 3)
     assert.include(await flash(bob), 'Reject slips: 2 done, 1 refused')
-    assert.isTrue(results.some((line) => line.includes(`slip ${slip.id} was already approved`)))
+    assert.isTrue(results.some((line) => line.includes(`slip ${slip.id} was approved by `)))
     assert.equal(await bob.locator('#slips-table tbody tr[id^=slip-row-]').count(), 0)
   })
 

@@ -12,6 +12,7 @@ import { reviewSlip } from '#slips/actions/review_slip'
 import { verifyLedger } from '#ledger/verify'
 import { orderTimeline } from '#core/order_events'
 import { ActionError } from '#core/validation'
+import { AlreadyDone } from '#core/already_done'
 import { queue } from '#core/queue/queue_manager'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
@@ -68,7 +69,19 @@ test.group('operator decisions: freeze and unfreeze', (group) => {
     const again = await refusal(
       freezePayment({ platform_order_id: order.platformOrderId, ...FREEZE }, actor)
     )
-    assert.include(byField(again).platform_order_id, 'already frozen')
+    // A notice, saying who froze it and when ("you": the same operator).
+    assert.instanceOf(again, AlreadyDone)
+    assert.match(
+      byField(again).general,
+      new RegExp(
+        `^${order.platformOrderId} was frozen by you at \\d{2}:\\d{2} \\(GMT\\+7\\) \\(it was open\\); nothing more to do$`
+      )
+    )
+    const { actor: colleague } = await operatorActor('other@example.com')
+    const byColleague = await refusal(
+      freezePayment({ platform_order_id: order.platformOrderId, ...FREEZE }, colleague)
+    )
+    assert.include(byField(byColleague).general, 'was frozen by ops@example.com at ')
 
     const unfrozen = await unfreezePayment(
       { platform_order_id: order.platformOrderId, ...UNFREEZE },
@@ -79,7 +92,11 @@ test.group('operator decisions: freeze and unfreeze', (group) => {
     const twice = await refusal(
       unfreezePayment({ platform_order_id: order.platformOrderId, ...UNFREEZE }, actor)
     )
-    assert.include(byField(twice).platform_order_id, 'is not frozen (it is open)')
+    assert.instanceOf(twice, AlreadyDone)
+    assert.match(
+      byField(twice).general,
+      /was unfrozen by you at \d{2}:\d{2} \(GMT\+7\) \(it is open\); nothing more to do$/
+    )
 
     // Back to open and overdue: the sweep expires it, with its FAIL callback.
     assert.equal(await sweepExpiredPayments(LATER()), 1)
@@ -203,7 +220,14 @@ test.group('operator decisions: marking a payment paid', (group) => {
     assert.lengthOf(refused, 1)
     const error = (refused[0] as PromiseRejectedResult).reason
     assert.instanceOf(error, ActionError)
-    assert.include(byField(error).platform_order_id, 'is already unsettled_paid')
+    // The second submit is told the first one did it, as a notice.
+    assert.instanceOf(error, AlreadyDone)
+    assert.match(
+      byField(error).general,
+      new RegExp(
+        `^${order.platformOrderId} was marked paid by you at \\d{2}:\\d{2} \\(GMT\\+7\\) \\(it is unsettled_paid\\); nothing more to do$`
+      )
+    )
     assert.equal((done[0] as PromiseFulfilledResult<any>).value.outcome, 'paid')
 
     await order.refresh()
@@ -309,7 +333,13 @@ test.group('operator decisions: flagged slips', (group) => {
     )
 
     const again = await refusal(reviewSlip(review, actor))
-    assert.include(byField(again).slip_id, `slip ${slip.id} was already approved`)
+    assert.instanceOf(again, AlreadyDone)
+    assert.match(
+      byField(again).general,
+      new RegExp(
+        `^slip ${slip.id} was approved by you at \\d{2}:\\d{2} \\(GMT\\+7\\); nothing more to do$`
+      )
+    )
     const slipAudits = await auditRows('slip.review')
     assert.lengthOf(slipAudits, 1)
     assert.deepEqual(slipAudits[0].after_values.review_decision, 'approved')

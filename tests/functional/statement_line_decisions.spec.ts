@@ -12,6 +12,7 @@ import { readMerchantBalance } from '#ledger/ledger'
 import { orderTimeline } from '#core/order_events'
 import { cliActor } from '#core/actor'
 import { ActionError } from '#core/validation'
+import { AlreadyDone } from '#core/already_done'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
   createDepositAccount,
@@ -75,7 +76,7 @@ test.group('statement line decisions', (group) => {
   test('a late line attached to its expired order credits amount − fee once; the order stays error', async ({
     assert,
   }) => {
-    const { who, alice } = await setUp()
+    const { who, alice, bob } = await setUp()
     const { order, line } = await lateLine(who)
     assert.equal(line.status, 'late')
     assert.equal(line.note, order.platformOrderId)
@@ -111,7 +112,20 @@ test.group('statement line decisions', (group) => {
         alice.actor
       )
     )
-    assert.include(byField(again).general, 'was already claimed: credited as the late payment of')
+    // A double submit: a notice that it was done, by whom and when.
+    assert.instanceOf(again, AlreadyDone)
+    assert.match(
+      byField(again).general,
+      /^statement line #\d+ was already attached by you at \d{2}:\d{2} \(GMT\+7\); nothing more to do$/
+    )
+    // Another operator's second try hears how the money was taken.
+    const byBob = await refusal(
+      attachStatementLine(
+        { statement_line_id: line.id, platform_order_id: order.platformOrderId, ...ATTACH },
+        bob.actor
+      )
+    )
+    assert.include(byField(byBob).general, 'was already claimed: credited as the late payment of')
     assert.equal((await readMerchantBalance(who.merchant.id)).balance, 9_900)
     await assertBalancedLedger(assert)
   })
@@ -331,7 +345,7 @@ test.group('statement line decisions', (group) => {
       '--comment=paid after expiry'
     )
     assert.equal(again.code, 1)
-    assert.include(again.output, 'was already claimed: credited as the late payment of')
+    assert.include(again.output, `statement line #${line.id} was already attached by you at `)
 
     const credited = await ace(
       'lines:credit',

@@ -5,6 +5,7 @@ import {
   assertPaymentTransition,
   canTransition,
   IllegalTransitionError,
+  operatorActionsFor,
   type PaymentStatus,
 } from '#payments/payment_state'
 
@@ -55,5 +56,74 @@ test.group('payment state machine', () => {
     for (const targets of Object.values(PAYMENT_TRANSITIONS)) {
       for (const target of targets) assert.include(PAYMENT_STATUSES, target)
     }
+  })
+})
+
+test.group('operator actions on the order page', () => {
+  /** Every status, and for freeze every state it may have been frozen in. */
+  const every = PAYMENT_STATUSES.flatMap((status) =>
+    status === 'freeze'
+      ? PAYMENT_STATUSES.filter((from) => from !== 'freeze').map((from) => at('freeze', from))
+      : [at(status)]
+  )
+
+  test('each button is offered exactly when the state table has its transition', ({ assert }) => {
+    for (const order of every) {
+      const name = `${order.status}${order.statusBeforeFreeze ? ` (from ${order.statusBeforeFreeze})` : ''}`
+      const actions = operatorActionsFor(order)
+      const table = PAYMENT_TRANSITIONS[order.status]
+      // Freeze: the table's transition to freeze (a frozen order is not frozen twice).
+      assert.equal(
+        actions.freeze,
+        table.includes('freeze') && canTransition(order, 'freeze'),
+        `freeze ${name}`
+      )
+      // Unfreeze: only a frozen order, back to the state it came from, as the table allows.
+      assert.equal(
+        actions.unfreeze,
+        order.status === 'freeze' &&
+          order.statusBeforeFreeze !== null &&
+          table.includes(order.statusBeforeFreeze) &&
+          canTransition(order, order.statusBeforeFreeze),
+        `unfreeze ${name}`
+      )
+      // Mark paid: the transition to unsettled_paid of money not credited yet.
+      const credited = (order.statusBeforeFreeze ?? order.status) === 'unsettled_paid'
+      assert.equal(
+        actions.markPaid,
+        table.includes('unsettled_paid') && canTransition(order, 'unsettled_paid') && !credited,
+        `mark paid ${name}`
+      )
+    }
+  })
+
+  test('the order page offers what the specification says', ({ assert }) => {
+    assert.deepEqual(operatorActionsFor(at('open')), {
+      freeze: true,
+      unfreeze: false,
+      markPaid: true,
+    })
+    assert.deepEqual(operatorActionsFor(at('unsettled_paid')), {
+      freeze: true,
+      unfreeze: false,
+      markPaid: false,
+    })
+    for (const final of ['settled_paid', 'error'] as const) {
+      assert.deepEqual(operatorActionsFor(at(final)), {
+        freeze: false,
+        unfreeze: false,
+        markPaid: false,
+      })
+    }
+    assert.deepEqual(operatorActionsFor(at('freeze', 'open')), {
+      freeze: false,
+      unfreeze: true,
+      markPaid: true,
+    })
+    assert.deepEqual(operatorActionsFor(at('freeze', 'unsettled_paid')), {
+      freeze: false,
+      unfreeze: true,
+      markPaid: false,
+    })
   })
 })

@@ -41,7 +41,14 @@ import {
   reverseReceivable,
   REVERSE_CREDIT_REASON_CODES,
 } from '#reconciliation/actions/reverse_receivable'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
+import { operatorActionsFor } from '#payments/payment_state'
+import { underlyingStatus } from '#payments/payment_rules'
+import { pendingRequestsOn } from '#review/approvals_query'
+import { decisionRights } from '#approvals/approval_rules'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
+import { hasRole } from '#operators/roles'
 
 const PER_PAGE = 25
 
@@ -64,24 +71,24 @@ const codeOptions = (codes: readonly string[]) =>
 
 /**
  * Which decisions the order page offers on a payment now (the actions check
- * again): freeze an open or paid order, unfreeze a frozen one, mark an open
- * one (or one frozen while open) paid unless a request for it is pending,
- * take back the credit of a paid one whose claim is an open receivable (its
- * bank line never came).
+ * again): what the state table allows (operatorActionsFor: freeze, unfreeze,
+ * mark paid unless a request for it is pending), and taking back the credit
+ * of a paid one whose claim is an open receivable (its bank line never came).
  */
 async function paymentDecisions(order: OrderPage) {
   const platformOrderId = order.platformOrderId
   const payment = await PaymentOrder.findByOrFail('platform_order_id', platformOrderId)
-  const underlying = payment.status === 'freeze' ? payment.statusBeforeFreeze : payment.status
+  const allowed = operatorActionsFor(payment)
+  const underlying = underlyingStatus(payment)
   const pending = await ApprovalRequest.query()
     .where('pending_key', pendingKeyOf('mark_paid', { type: 'payment', id: platformOrderId }))
     .first()
   const claim = order.receipt?.claim ?? null
   const paid = underlying === 'unsettled_paid' || underlying === 'settled_paid'
   return {
-    canFreeze: payment.status === 'open' || payment.status === 'unsettled_paid',
-    canUnfreeze: payment.status === 'freeze',
-    canMarkPaid: underlying === 'open' && !pending,
+    canFreeze: allowed.freeze,
+    canUnfreeze: allowed.unfreeze,
+    canMarkPaid: allowed.markPaid && !pending,
     canReverse: Boolean(claim?.open) && paid,
     /** Where a reversal takes the credit from, and whether the order is frozen by it. */
     reverseFrom: underlying === 'settled_paid' ? 'available' : 'unsettled',
@@ -93,6 +100,22 @@ async function paymentDecisions(order: OrderPage) {
     markPaidCodes: codeOptions(MARK_PAID_REASON_CODES),
     reverseCodes: codeOptions(REVERSE_CREDIT_REASON_CODES),
   }
+}
+
+/**
+ * The live approval requests on the order, with what the signed-in operator
+ * may do with each (decisionRights: the rules the server applies).
+ */
+async function pendingOnOrder(operator: Operator, type: string, id: string) {
+  const pending = await pendingRequestsOn(type, id)
+  return pending.map((request) => ({
+    ...request,
+    may: decisionRights(operator, {
+      requestedBy: request.requested_by_id,
+      reviewedBy: request.reviewed_by_id,
+      approverRole: request.approver_role,
+    }),
+  }))
 }
 
 /** The reversal form's fields: a refusal on the order itself goes on top of the page. */
@@ -240,19 +263,31 @@ export default class OrdersController {
     )
   }
 
-  async show({ params, view, session }: HttpContext) {
+  async show({ params, view, session, auth }: HttpContext) {
     const platformOrderId = String(params.platformOrderId)
     const order = await orderPage(platformOrderId)
     if (!order) {
       throw ActionError.notFound('platform_order_id', `no order ${platformOrderId.slice(0, 40)}`)
     }
+    const operator = auth.user as Operator
+    // A viewer takes no decision: no Decisions card at all (the pending requests still show).
+    const decides = hasRole(operator, 'operator')
+    const page = `/admin/orders/${encodeURIComponent(order.platformOrderId)}`
     return view.render('admin/orders/show', {
       order,
       kindLabel: KIND_LABELS[order.kind].replace(/s$/, ''),
       tone: statusTone(order.status),
       auditHref: `/admin/audit?target=${order.orderType}:${order.platformOrderId}`,
-      decisions: order.kind === 'payments' ? await paymentDecisions(order) : null,
+      decisions: order.kind === 'payments' && decides ? await paymentDecisions(order) : null,
       decision: session.flashMessages.get('decision') ?? null,
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      pendingRequests:
+        order.kind === 'payments'
+          ? await pendingOnOrder(operator, 'payment', order.platformOrderId)
+          : [],
+      back: page,
+      approveCodes: codeOptions(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: codeOptions(APPROVAL_REJECT_REASON_CODES),
     })
   }
 
@@ -321,13 +356,13 @@ export default class OrdersController {
       (result) => {
         ctx.session.flash(
           'success',
-          `${result.order.platformOrderId}: credit taken back, ${formatAmount(result.reversed)} THB debited from the merchant (fee ${formatAmount(result.fee)}); the order is ${result.order.status}. No callback is sent: tell the merchant.`
+          `${result.order.platformOrderId}: credit taken back, ${formatThb(result.reversed)} THB debited from the merchant (fee ${formatThb(result.fee)}); the order is ${result.order.status}. No callback is sent: tell the merchant.`
         )
         return ctx.response.redirect(
           `/admin/orders/${encodeURIComponent(platformOrderId)}#bank-receipt`
         )
       },
-      { formFields: REVERSE_FORM_FIELDS }
+      { formFields: REVERSE_FORM_FIELDS, action: 'reverse_receivable' }
     )
   }
 }

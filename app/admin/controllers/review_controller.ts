@@ -33,7 +33,7 @@ import { submitAction } from '#admin/operator_action'
 import { decisionRights } from '#approvals/approval_rules'
 import { ActionError } from '#core/validation'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import Operator from '#operators/models/operator'
 
 const PER_PAGE = 25
@@ -115,6 +115,14 @@ function backTo(ctx: HttpContext, fallback: string) {
 }
 
 /**
+ * The request's forms on an order or line page name themselves (`beside`):
+ * their refusal is shown there; the approvals queue keeps it on top.
+ */
+function besideRequest(ctx: HttpContext, id: string) {
+  return ctx.request.input('beside') === `approval-${id}` ? `approval-${id}` : undefined
+}
+
+/**
  * Review queues: frozen orders, flagged slips and approval requests, the
  * decisions taken from them, and the assignment of their items.
  */
@@ -183,8 +191,8 @@ export default class ReviewController {
         merchant: `${order.merchant.merchantId} · ${order.merchant.name}`,
         status: order.status,
         awaiting_review: order.awaitingReview,
-        amount: formatAmount(order.amount),
-        transfer_amount: formatAmount(order.transferAmount),
+        amount: formatThb(order.amount),
+        transfer_amount: formatThb(order.transferAmount),
         customer: `${order.customerBank} ${order.customerAccountNo} · ${order.customerAccountName}`,
         account: `${order.depositAccount.bank} ${order.depositAccount.accountNo} · ${order.depositAccount.accountName}`,
         created: formatGatewayDateTime(order.orderAt),
@@ -209,6 +217,7 @@ export default class ReviewController {
       approveCodes: options(SLIP_REVIEW_REASON_CODES.approve),
       rejectCodes: options(SLIP_REVIEW_REASON_CODES.reject),
       decision: ctx.session.flashMessages.get('decision') ?? null,
+      refusal: ctx.session.flashMessages.get('actionRefusal') ?? null,
     })
   }
 
@@ -275,7 +284,8 @@ export default class ReviewController {
         }
         return ctx.response.redirect(`/admin/review/slips/${slipId}`)
       },
-      { formFields: DECISION_FORM_FIELDS }
+      // Shown beside the form that was sent (approve or reject).
+      { formFields: DECISION_FORM_FIELDS, action: decision === 'reject' ? 'reject' : 'approve' }
     )
   }
 
@@ -320,8 +330,9 @@ export default class ReviewController {
         ctx.session.flash('success', `Approval request #${request.id} approved and carried out.`)
         return ctx.response.redirect(backTo(ctx, '/admin/review/approvals'))
       },
-      // The cards show no error beside their fields: every refusal goes on top.
-      { formFields: [] }
+      // The cards show no error beside their fields: every refusal goes on top, or
+      // beside the request on the order and line pages.
+      { formFields: [], action: besideRequest(ctx, id) }
     )
   }
 
@@ -342,7 +353,7 @@ export default class ReviewController {
         ctx.session.flash('success', `Approval request #${request.id} rejected: nothing was run.`)
         return ctx.response.redirect(backTo(ctx, '/admin/review/approvals'))
       },
-      { formFields: [] }
+      { formFields: [], action: besideRequest(ctx, id) }
     )
   }
 
@@ -387,7 +398,7 @@ export default class ReviewController {
         ctx.session.flash('success', `${order.platformOrderId}: ${text} (now ${order.status}).`)
         return ctx.response.redirect(backTo(ctx, page))
       },
-      { formFields: DECISION_FORM_FIELDS }
+      { formFields: DECISION_FORM_FIELDS, action: what }
     )
   }
 

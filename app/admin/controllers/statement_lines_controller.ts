@@ -22,8 +22,13 @@ import { linePage, linesQueue, linesQueueFilters } from '#reconciliation/lines_q
 import { depositAccountChoices } from '#reconciliation/statements_query'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
+import { AlreadyDone } from '#core/already_done'
+import { pendingRequestsOn } from '#review/approvals_query'
+import { decisionRights } from '#approvals/approval_rules'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { ActionError } from '#core/validation'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { BANKS } from '#core/banks'
 import type { Actor } from '#core/actor'
 
@@ -63,11 +68,11 @@ async function decide(
       return (
         `line #${lineId} attached to ${id}, credited before its line: its receivable is cleared` +
         (result.credited !== null
-          ? `, the credit corrected to ${formatAmount(result.credited)} THB (fee ${formatAmount(result.fee ?? 0)})`
+          ? `, the credit corrected to ${formatThb(result.credited)} THB (fee ${formatThb(result.fee ?? 0)})`
           : '')
       )
     }
-    return `line #${lineId} attached to ${id} (late payment): ${formatAmount(result.credited ?? 0)} THB credited to the merchant (fee ${formatAmount(result.fee ?? 0)}), the order stays ${result.order.status}`
+    return `line #${lineId} attached to ${id} (late payment): ${formatThb(result.credited ?? 0)} THB credited to the merchant (fee ${formatThb(result.fee ?? 0)}), the order stays ${result.order.status}`
   }
   if (decision === 'credit') {
     const result = await creditMerchantFromLine(
@@ -77,7 +82,7 @@ async function decide(
     if (result.outcome === 'approval_requested') {
       return `line #${lineId}: approval request #${result.request.id} opened to credit ${result.merchant.merchantId}; a second operator must approve it`
     }
-    return `line #${lineId}: ${formatAmount(result.credited)} THB credited to ${result.merchant.merchantId} (fee ${formatAmount(result.fee)})`
+    return `line #${lineId}: ${formatThb(result.credited)} THB credited to ${result.merchant.merchantId} (fee ${formatThb(result.fee)})`
   }
   const result = await returnStatementLine(
     {
@@ -89,7 +94,7 @@ async function decide(
     },
     actor
   )
-  return `line #${lineId}: ${formatAmount(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
+  return `line #${lineId}: ${formatThb(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
 }
 
 /** The fields of the debit forms: a refusal on any other goes on top of the page. */
@@ -132,11 +137,26 @@ export default class StatementLinesController {
     })
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, session, auth }: HttpContext) {
     const found = await linePage(Number(params.id) || 0)
     if (!found) throw ActionError.notFound('id', `No statement line ${params.id}`)
+    const operator = auth.user as Operator
+    // The live requests on the line, with what this operator may do (the server's own rules).
+    const pending = await pendingRequestsOn('statement_line', String(found.line.id))
     return view.render('admin/review/line', {
       ...found,
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      pendingRequests: pending.map((request) => ({
+        ...request,
+        may: decisionRights(operator, {
+          requestedBy: request.requested_by_id,
+          reviewedBy: request.reviewed_by_id,
+          approverRole: request.approver_role,
+        }),
+      })),
+      back: `/admin/review/lines/${found.line.id}`,
+      approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: options(APPROVAL_REJECT_REASON_CODES),
       attachCodes: options(ATTACH_LINE_REASON_CODES),
       creditCodes: options(CREDIT_LINE_REASON_CODES),
       returnCodes: options(RETURN_LINE_REASON_CODES),
@@ -168,8 +188,9 @@ export default class StatementLinesController {
         try {
           return await decide(decision as Decision, lineId, fields, actor)
         } catch (error) {
-          if (!(error instanceof ActionError)) throw error
-          // A problem with a field this form has no control for goes on top of the page.
+          // Not an ActionError, or already done (a notice, on no field): as it is.
+          if (!(error instanceof ActionError) || error instanceof AlreadyDone) throw error
+          // A problem with a field this form has no control for goes on top of the form.
           throw new ActionError(
             error.errors.map((item) =>
               item.field &&
@@ -185,6 +206,10 @@ export default class StatementLinesController {
       (message) => {
         ctx.session.flash('success', message)
         return ctx.response.redirect(`/admin/review/lines/${lineId}`)
+      },
+      // Shown at the top of the form that was sent (fields it lacks included).
+      {
+        action: (DECISIONS as readonly string[]).includes(decision) ? decision : undefined,
       }
     )
   }
@@ -215,7 +240,7 @@ export default class StatementLinesController {
       (result) => {
         ctx.session.flash(
           'success',
-          `line #${result.lineId} confirms ${result.what}: ${formatAmount(result.amount)} THB left the bank for it`
+          `line #${result.lineId} confirms ${result.what}: ${formatThb(result.amount)} THB left the bank for it`
         )
         return ctx.response.redirect(`/admin/review/lines/${lineId}`)
       },
@@ -233,7 +258,7 @@ export default class StatementLinesController {
       (result) => {
         ctx.session.flash(
           'success',
-          `line #${result.lineId} explained: ${formatAmount(result.amount)} THB booked as the gateway's bank charges; no merchant balance moves`
+          `line #${result.lineId} explained: ${formatThb(result.amount)} THB booked as the gateway's bank charges; no merchant balance moves`
         )
         return ctx.response.redirect(`/admin/review/lines/${lineId}`)
       },

@@ -13,6 +13,7 @@ import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { AlreadyDone, byAndWhen, latestOrderEvent } from '#core/already_done'
 
 /** Why an operator holds a payment for manual review. */
 export const FREEZE_REASON_CODES = [
@@ -44,7 +45,7 @@ const MESSAGES = {
  * money stays where it is; a frozen order neither expires nor settles
  * (both jobs only take open / unsettled_paid orders). settled_paid and error
  * are final and cannot be frozen. A second submit finds it frozen and is
- * refused.
+ * refused with a notice naming who froze it and when.
  */
 export async function freezePayment(
   input: Record<string, unknown>,
@@ -55,9 +56,13 @@ export async function freezePayment(
     db.transaction(async (trx) => {
       const order = await lockPayment(trx, data.platform_order_id)
       if (order.status === 'freeze') {
-        throw ActionError.field(
-          'platform_order_id',
-          `${order.platformOrderId} is already frozen (it was ${order.statusBeforeFreeze})`
+        // A double click or a colleague first: say who froze it and when, as a notice.
+        const event = await latestOrderEvent(trx, 'payment', order.id, {
+          to: 'freeze',
+          notFrom: 'freeze',
+        })
+        throw new AlreadyDone(
+          `${order.platformOrderId} was frozen${byAndWhen(event, actor)} (it was ${order.statusBeforeFreeze}); nothing more to do`
         )
       }
       if (!canTransition(order, 'freeze')) {

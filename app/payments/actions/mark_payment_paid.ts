@@ -8,9 +8,15 @@ import type PaymentSlip from '#slips/models/payment_slip'
 import Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import type { ApprovalTarget, RunContext } from '#approvals/approvable_actions'
+import {
+  registerApprovableAction,
+  type ApprovalTarget,
+  type RunContext,
+} from '#approvals/approvable_actions'
 import { actOrRequestApproval } from '#approvals/approval_requests'
 import { transitionPayment } from '#payments/payment_state'
+import { assertNotFrozenForApproval } from '#payments/frozen_orders'
+import { alreadyPaidRefusal } from '#payments/decision_truth'
 import {
   decisionComment,
   lockPayment,
@@ -147,9 +153,9 @@ export async function prepareMarkPaid(
       throw ActionError.field('slip_id', `slip ${slip.id} belongs to another payment order`)
     }
     // First: a second submit of the same slip decision says so.
-    assertUndecided(slip)
+    await assertUndecided(trx, slip, { decision: 'approved', actor })
   }
-  assertPayable(order)
+  await assertPayable(trx, order, actor)
   const merchant = await Merchant.findOrFail(order.merchantId, { client: trx })
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
   // The bank's money for it: its line, or a receivable its line will clear.
@@ -190,7 +196,7 @@ function assertAmountPolicy(
   )
 }
 
-function assertPayable(order: PaymentOrder) {
+async function assertPayable(trx: TransactionClientContract, order: PaymentOrder, actor?: Actor) {
   const underlying = underlyingStatus(order)
   if (underlying === 'open') return
   const id = order.platformOrderId
@@ -200,7 +206,8 @@ function assertPayable(order: PaymentOrder) {
   } else if (order.status === 'error') {
     why = `${id} is error (${order.errorReason ?? 'closed'}), a final status: a late payment is credited to the merchant, not marked paid`
   } else {
-    why = `${id} is already ${order.status}`
+    // Already paid: what was asked holds; say by whom and when.
+    throw await alreadyPaidRefusal(trx, order, actor)
   }
   throw ActionError.field('platform_order_id', why)
 }
@@ -387,3 +394,24 @@ export async function releaseReviewHold(
     reason: `approval request #${request.id} ${request.status}: no longer under review`,
   })
 }
+
+/*
+ * Above the platform's threshold this waits for a second operator; approval
+ * runs the same steps, refused while the order is frozen (a freeze stops
+ * approved money).
+ */
+registerApprovableAction<MarkPaidData, MarkPaidPrepared>({
+  name: 'payment.mark_paid',
+  kind: 'mark_paid',
+  approverRole: 'operator',
+  describe: (data) =>
+    `mark payment ${data.platform_order_id} successful` +
+    (data.slip_id ? ` (slip ${data.slip_id})` : ''),
+  validate: (input) => validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES),
+  prepare: (trx, data, actor) => prepareMarkPaid(trx, data, actor),
+  run: (trx, prepared, data, context) => runMarkPaid(trx, prepared, data, context),
+  approvable: (trx, prepared, request) =>
+    assertNotFrozenForApproval(trx, prepared.order, request.id),
+  opened: (trx, prepared, request) => holdForReview(trx, prepared.order, request),
+  closed: (trx, data, request) => releaseReviewHold(trx, data, request),
+})

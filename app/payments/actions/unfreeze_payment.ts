@@ -13,6 +13,7 @@ import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { AlreadyDone, byAndWhen, latestOrderEvent } from '#core/already_done'
 
 /** Why a hold ends. */
 export const UNFREEZE_REASON_CODES = [
@@ -53,9 +54,24 @@ export async function unfreezePayment(
     db.transaction(async (trx) => {
       const order = await lockPayment(trx, data.platform_order_id)
       if (order.status !== 'freeze' || !order.statusBeforeFreeze) {
-        throw ActionError.field(
-          'platform_order_id',
-          `${order.platformOrderId} is not frozen (it is ${order.status})`
+        // How the freeze ended: an unfreeze is what was asked (a notice); marked paid is not.
+        const left = await latestOrderEvent(trx, 'payment', order.id, {
+          from: 'freeze',
+          notTo: 'freeze',
+        })
+        const id = order.platformOrderId
+        if (left && (left.reason ?? '').startsWith('unfrozen')) {
+          throw new AlreadyDone(
+            `${id} was unfrozen${byAndWhen(left, actor)} (it is ${order.status}); nothing more to do`
+          )
+        }
+        const how = (left?.reason ?? '').startsWith('marked paid')
+          ? 'it was marked paid'
+          : `it went to ${left?.toStatus}`
+        throw ActionError.general(
+          left
+            ? `${id} is no longer frozen: ${how}${byAndWhen(left, actor)}; it is ${order.status} and nothing was saved`
+            : `${id} is not frozen (it is ${order.status}); nothing was saved`
         )
       }
       const before = paymentSnapshot(order)

@@ -6,13 +6,14 @@ import type PaymentOrder from '#payments/models/payment_order'
 import Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import type { RunContext } from '#approvals/approvable_actions'
+import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
 import {
   actOrRequestApproval,
   livePendingRequest,
   pendingRefusal,
 } from '#approvals/approval_requests'
 import { AMOUNT_POLICIES, runMarkPaid } from '#payments/actions/mark_payment_paid'
+import { assertNotFrozenForApproval } from '#payments/frozen_orders'
 import {
   lockPayment,
   paymentOrderId,
@@ -154,7 +155,7 @@ export async function prepareAttachLine(
   actor?: Actor
 ) {
   const line = await lockLine(trx, data.statement_line_id)
-  await assertLineFree(trx, line)
+  await assertLineFree(trx, line, { decision: 'attached', actor })
   const order = await lockPayment(trx, data.platform_order_id)
   const id = order.platformOrderId
   await assertNotAwaited(trx, line, order.id)
@@ -381,3 +382,21 @@ export async function runAttachLine(
     fee,
   }
 }
+
+/*
+ * A line decision waits for a second operator above the threshold; approval
+ * pays the order, so it is refused while the order is frozen. Shares its
+ * kind with crediting a merchant: one pending decision per line.
+ */
+registerApprovableAction<AttachLineData, AttachLinePrepared>({
+  name: 'statement_line.attach',
+  kind: 'line_decision',
+  approverRole: 'operator',
+  describe: (data) =>
+    `attach statement line #${data.statement_line_id} to payment ${data.platform_order_id}`,
+  validate: (input) => validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES),
+  prepare: (trx, data, actor) => prepareAttachLine(trx, data, actor),
+  run: (trx, prepared, data, context) => runAttachLine(trx, prepared, data, context),
+  approvable: (trx, prepared, request) =>
+    assertNotFrozenForApproval(trx, prepared.order, request.id),
+})

@@ -72,7 +72,7 @@ export async function returnStatementLine(input: Record<string, unknown>, actor:
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const line = await lockLine(trx, data.statement_line_id)
-      await assertLineFree(trx, line)
+      await assertLineFree(trx, line, { decision: 'returned', actor })
       await assertNotAwaited(trx, line)
       await assertNoPendingRequest(trx, line)
       const postingId = await postLedgerTransaction(

@@ -79,7 +79,8 @@ export type ReviewSlipResult =
  *   "expiry or rejection"). An order that is no longer open keeps its
  *   status. Refused while a mark-paid request for the order is pending.
  *
- * A slip is decided once: a second submit is refused.
+ * A slip is decided once: a second submit is refused, saying who decided
+ * and when.
  */
 export async function reviewSlip(
   input: Record<string, unknown>,
@@ -128,7 +129,7 @@ function rejectSlip(
         .forUpdate()
         .firstOrFail()
       const slip = await lockSlip(trx, slipId)
-      assertUndecided(slip)
+      await assertUndecided(trx, slip, { decision: 'rejected', actor })
       const live = await livePendingRequest(trx, 'mark_paid', {
         type: 'payment',
         id: order.platformOrderId,
