@@ -6,7 +6,7 @@ import { credentialsOf, rotationsOf } from '#merchants/rotation_rules'
 import { whitelistFor } from '#merchants/ip_whitelist'
 import { settlementAccountsOf } from '#merchants/settlement_accounts'
 import { readMerchantBalance } from '#ledger/ledger'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { DateTime } from 'luxon'
 
@@ -89,7 +89,7 @@ export async function merchantList(filters: MerchantFilters, page: number, perPa
   if (filters.sort && filters.sort !== 'created') query.orderBy('merchants.id', 'desc')
 
   const result = await query.paginate(page, perPage)
-  const figure = (value: unknown) => (value === null ? null : formatAmount(Number(value)))
+  const figure = (value: unknown) => (value === null ? null : formatThb(Number(value)))
   return {
     page: result,
     rows: result.all().map((row) => ({
@@ -133,9 +133,9 @@ export async function merchantPage(merchantId: string) {
     merchant: await merchantOverview(merchant),
     warnings: await merchantWarnings(merchant),
     balance: {
-      balance: formatAmount(balance.balance),
-      freeze_balance: formatAmount(balance.freezeBalance),
-      unsettle_balance: formatAmount(balance.unsettleBalance),
+      balance: formatThb(balance.balance),
+      freeze_balance: formatThb(balance.freezeBalance),
+      unsettle_balance: formatThb(balance.unsettleBalance),
     },
     ipWhitelist: await whitelistFor(merchant.id),
     settlementAccounts: await settlementAccountsOf(merchant.id),

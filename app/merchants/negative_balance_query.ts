@@ -1,5 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 
 /** How many of a merchant's latest late successes are checked for a released hold. */
@@ -73,12 +73,12 @@ export async function negativeBalanceMerchants(limit = 100, ordersPerMerchant = 
         status: merchant.status as string,
         withdraw_enabled: Boolean(merchant.withdraw_enabled),
         settlement_enabled: Boolean(merchant.settlement_enabled),
-        balance: formatAmount(Number(merchant.balance ?? 0)),
-        freeze_balance: formatAmount(Number(merchant.freeze_balance ?? 0)),
+        balance: formatThb(Number(merchant.balance ?? 0)),
+        freeze_balance: formatThb(Number(merchant.freeze_balance ?? 0)),
         orders: orders.map((order) => ({
           platform_order_id: order.platform_order_id as string,
           kind: order.kind as string,
-          total: formatAmount(Number(order.amount) + Number(order.fee)),
+          total: formatThb(Number(order.amount) + Number(order.fee)),
           hold_expired_at: formatGatewayDateTime(asDate(order.hold_expires_at)),
           done_at: formatGatewayDateTime(asDate(order.done_at)),
         })),

@@ -6,7 +6,7 @@ import { hasRoom } from '#payments/deposit_pool'
 import { describeTarget, depositAccountSnapshot } from '#payments/deposit_account_rules'
 import type { DepositAccountUsage } from '#payments/deposit_account_usage'
 import { formatGatewayDateTime, gatewayPeriodStarts } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 
 /**
  * The pool screens' queries: accounts by deposit group (filtered, sorted
@@ -168,12 +168,20 @@ export function capsReached(account: DepositAccount, usage: DepositAccountUsage)
 
 /** An account as a row of the pool screens: its fields, where the money goes, usage and state. */
 export function poolRow(account: DepositAccount, usage: DepositAccountUsage) {
-  const amount = (satang: number) => formatAmount(satang)
+  const amount = (satang: number) => formatThb(satang)
+  const limit = (satang: number | null) => (satang === null ? null : formatThb(satang))
   const slots = usage.slots
   return {
     id: account.id,
     ...depositAccountSnapshot(account),
     target: describeTarget(account),
+    // For reading; the snapshot's plain amounts fill the edit form, which parses them back.
+    shown: {
+      min_amount: formatThb(account.minAmount),
+      max_amount: limit(account.maxAmount),
+      hourly_amount_limit: limit(account.hourlyAmountLimit),
+      daily_amount_limit: limit(account.dailyAmountLimit),
+    },
     maintenance_until: formatGatewayDateTime(usage.maintenanceUntil),
     caps: capsReached(account, usage),
     usage: {
@@ -191,7 +199,7 @@ export function poolRow(account: DepositAccount, usage: DepositAccountUsage) {
         ? meter('by reference', 0, null)
         : slots
           ? meter(
-              `${slots.taken} of ${slots.of} at ${formatAmount(slots.amount)}`,
+              `${slots.taken} of ${slots.of} at ${formatThb(slots.amount)}`,
               slots.taken,
               slots.of
             )

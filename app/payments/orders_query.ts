@@ -13,7 +13,7 @@ import {
 import { PAYOUT_STATUSES, PUBLIC_PAYOUT_STATUS, type PayoutStatus } from '#payouts/payout_state'
 import { BANKS, isBankCode } from '#core/banks'
 import { GATEWAY_ZONE, formatGatewayDateTime } from '#core/clock'
-import { assertSatang, formatAmount, parseAmount } from '#core/money'
+import { assertSatang, formatAmount, parseAmount, formatThb } from '#core/money'
 import type { OrderType } from '#core/order_events'
 
 /**
@@ -452,6 +452,8 @@ export async function searchOrders(search: OrderSearch, page: number, perPage = 
 }
 
 const money = (value: unknown) => (value === null ? null : formatAmount(assertSatang(value)))
+/** The list's amounts as operators read them; the CSV keeps `money`'s plain form. */
+const thb = (value: unknown) => (value === null ? null : formatThb(assertSatang(value)))
 const bangkok = (value: Date | null) => formatGatewayDateTime(value)
 
 /** One row of the list, as the table shows it. */
@@ -460,13 +462,13 @@ export function orderRow(kind: OrderKind, row: Record<string, any>) {
     platform_order_id: String(row.platform_order_id),
     merchant_order_id: String(row.merchant_order_id),
     merchant: String(row.merchant),
-    amount: money(row.amount)!,
+    amount: thb(row.amount)!,
     created: bangkok(row.created_at)!,
   }
   if (kind === 'payments') {
     return {
       ...common,
-      transfer_amount: money(row.transfer_amount),
+      transfer_amount: thb(row.transfer_amount),
       status: String(row.status),
       status_before_freeze: row.status_before_freeze as string | null,
       awaiting_review: Boolean(row.awaiting_review),
@@ -480,7 +482,7 @@ export function orderRow(kind: OrderKind, row: Record<string, any>) {
   }
   return {
     ...common,
-    fee: money(row.fee),
+    fee: thb(row.fee),
     status: String(row.status),
     public_status: PUBLIC_PAYOUT_STATUS[row.status as PayoutStatus],
     channel: String(row.connector),

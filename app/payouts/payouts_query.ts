@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import { BANKS } from '#core/banks'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import {
@@ -116,8 +116,8 @@ export async function waitingPayouts(filters: WaitingPayoutFilters, page: number
         merchant_order_id: row.merchant_order_id as string,
         merchant_id: row.merchant_id as string,
         merchant_name: row.merchant_name as string,
-        amount: formatAmount(Number(row.amount)),
-        fee: formatAmount(Number(row.fee)),
+        amount: formatThb(Number(row.amount)),
+        fee: formatThb(Number(row.fee)),
         bank: row.bank as string,
         account_no: row.account_no as string,
         account_name: row.account_name as string,
@@ -156,7 +156,7 @@ export async function bulkFileQueue() {
   return rows.map((row) => ({
     bank: row.bank as string,
     orders: Number(row.orders),
-    total: formatAmount(Number(row.total)),
+    total: formatThb(Number(row.total)),
   }))
 }
 
@@ -202,9 +202,9 @@ export async function payoutPage(platformOrderId: string) {
     merchant_order_id: order.merchantOrderId,
     merchant_id: merchant.merchant_id as string,
     merchant_name: merchant.name as string,
-    amount: formatAmount(order.amount),
-    fee: formatAmount(order.fee),
-    total: formatAmount(order.total),
+    amount: formatThb(order.amount),
+    fee: formatThb(order.fee),
+    total: formatThb(order.total),
     bank: order.bank,
     account_no: order.accountNo,
     account_name: order.accountName,

@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import { formatAmount } from '#core/money'
+import { formatAmount, formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import {
   debitCandidates,
@@ -116,7 +116,7 @@ export async function linesQueue(filters: LinesQueueFilters, page: number, perPa
       id: Number(row.id),
       status: row.status,
       direction: row.direction as 'credit' | 'debit',
-      amount: formatAmount(Number(row.amount)),
+      amount: formatThb(Number(row.amount)),
       line_at: formatGatewayDateTime(row.line_at),
       reference: row.reference,
       description: row.description,

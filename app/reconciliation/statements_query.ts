@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime, gatewayDaySql, GATEWAY_ZONE } from '#core/clock'
 import { isPlatformOrderId } from '#core/order_ids'
 
@@ -124,7 +124,7 @@ export async function statementImportPage(importId: number, page: number, perPag
         id: Number(line.id),
         line_at: formatGatewayDateTime(asDate(line.line_at)),
         direction: line.direction as string,
-        amount: formatAmount(Number(line.amount)),
+        amount: formatThb(Number(line.amount)),
         reference: line.reference as string | null,
         description: line.description as string,
         status: line.status as string,

@@ -2,10 +2,11 @@ import db from '@adonisjs/lucid/services/db'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import type { QueueFilter } from '#review/frozen_queue_query'
-import { APPROVABLE_ACTIONS, isApprovableActionName } from '#approvals/approvable_actions'
+import { findApprovableAction } from '#approvals/approvable_actions'
 import { formatGatewayDateTime } from '#core/clock'
 import type { OperatorRole } from '#operators/roles'
-import { formatAmount } from '#core/money'
+import { formatThb, parseAmount } from '#core/money'
+import Platform from '#merchants/models/platform'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
 import { underlyingStatus } from '#payments/payment_rules'
@@ -23,9 +24,10 @@ const json = (value: unknown) =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? {})) as Record<string, any>
 
 function describe(action: string, input: unknown) {
-  if (!isApprovableActionName(action)) return action
+  const entry = findApprovableAction(action)
+  if (!entry) return action
   try {
-    return (APPROVABLE_ACTIONS[action].describe as (data: any) => string)(json(input))
+    return entry.describe(json(input))
   } catch {
     return action
   }
@@ -33,7 +35,7 @@ function describe(action: string, input: unknown) {
 
 /** The least role that may decide on a request of `action` (unknown: admin). */
 function approverRoleOf(action: string): OperatorRole {
-  return isApprovableActionName(action) ? APPROVABLE_ACTIONS[action].approverRole : 'admin'
+  return findApprovableAction(action)?.approverRole ?? 'admin'
 }
 
 function targetHref(row: Record<string, any>) {
@@ -102,6 +104,161 @@ async function requestReceipt(row: Record<string, any>) {
   return null
 }
 
+/** "10000.00" (the receipt views' plain amounts, shared with other pages) as "10,000.00". */
+function thb(value: string | null | undefined) {
+  if (value === null || value === undefined) return value ?? null
+  const sign = value.startsWith('-') ? -1 : 1
+  const satang = parseAmount(value.replace(/^[+-]/, ''))
+  if (satang === null) return value
+  return `${value.startsWith('+') ? '+' : ''}${formatThb(sign * satang)}`
+}
+
+/** The receipt with its amounts as operators read them. */
+function readableReceipt(receipt: Awaited<ReturnType<typeof requestReceipt>>) {
+  if (!receipt) return receipt
+  if (receipt.kind === 'line') {
+    return { ...receipt, line: { ...receipt.line, amount: formatThb(receipt.line.amount_satang) } }
+  }
+  const amounts = receipt.amounts && {
+    ...receipt.amounts,
+    received: thb(receipt.amounts.received)!,
+    transfer_amount: thb(receipt.amounts.transfer_amount)!,
+    difference: thb(receipt.amounts.difference)!,
+    credited: thb(receipt.amounts.credited)!,
+    fee: thb(receipt.amounts.fee)!,
+  }
+  const preview = receipt.preview && readablePreview(receipt.preview)
+  return { ...receipt, amounts, preview }
+}
+
+function readablePreview<T extends Record<string, any>>(preview: T): T {
+  const shown: Record<string, any> = { ...preview }
+  if (shown.line && typeof shown.line.amount_satang === 'number') {
+    shown.line = { ...shown.line, amount: formatThb(shown.line.amount_satang) }
+  }
+  if (typeof shown.expected === 'string') shown.expected = thb(shown.expected)
+  return shown as T
+}
+
+const operatorNames = async (ids: Array<number | null>) => {
+  const wanted = [...new Set(ids.filter((id): id is number => id !== null))]
+  if (wanted.length === 0) return new Map<number, string>()
+  const rows = await db.from('operators').whereIn('id', wanted).select('id', 'email')
+  return new Map(rows.map((row) => [Number(row.id), String(row.email)]))
+}
+
+/**
+ * What an approver checks before deciding, beside the receipt: for a
+ * payment, the order (its platform_order_id, merchant, amount and
+ * transfer_amount), the slip's verification, the amount the slip says was
+ * sent and who reviewed the slip; for a statement line, the line itself
+ * (the deposit account's bank, time, amount, description) and the order
+ * an attach names; for a platform setting, its value now and the one asked.
+ * Read without locks, for reading only.
+ */
+async function requestFacts(row: Record<string, any>) {
+  const input = json(row.input)
+  const action = String(row.action)
+  if (action === 'payment.mark_paid' || action === 'statement_line.attach') {
+    const platformOrderId = String(input.platform_order_id ?? '')
+    const order = platformOrderId
+      ? await PaymentOrder.query()
+          .where('platform_order_id', platformOrderId)
+          .preload('merchant')
+          .first()
+      : null
+    const slip =
+      action === 'payment.mark_paid' && input.slip_id ? await PaymentSlip.find(input.slip_id) : null
+    const slipAmount = slip ? slipEvidence(slip).facts?.amount : undefined
+    const line = row.target_type === 'statement_line' ? await lineFacts(row.target_id) : null
+    const names = await operatorNames([
+      row.reviewed_by === null ? null : Number(row.reviewed_by),
+      slip?.reviewedBy ?? null,
+    ])
+    const reviewerId =
+      slip?.reviewedBy ?? (row.reviewed_by === null ? null : Number(row.reviewed_by))
+    return {
+      kind: 'payment' as const,
+      order: order && {
+        platform_order_id: order.platformOrderId,
+        href: `/admin/orders/${encodeURIComponent(order.platformOrderId)}`,
+        merchant: `${order.merchant.merchantId} — ${order.merchant.name}`,
+        merchant_href: `/admin/merchants/${encodeURIComponent(order.merchant.merchantId)}`,
+        amount: formatThb(order.amount),
+        transfer_amount: formatThb(order.transferAmount),
+        status: order.status,
+      },
+      slip: slip && {
+        verification_status: slip.verificationStatus,
+        verification_msg: slip.verificationMsg,
+        amount: typeof slipAmount === 'number' ? formatThb(slipAmount) : null,
+        reviewed_by:
+          reviewerId === null ? null : (names.get(reviewerId) ?? `operator ${reviewerId}`),
+      },
+      line,
+    }
+  }
+  if (row.target_type === 'statement_line') {
+    return {
+      kind: 'line' as const,
+      line: await lineFacts(row.target_id),
+      merchant: typeof input.merchant_id === 'string' ? input.merchant_id : null,
+    }
+  }
+  if (row.target_type === 'platform') {
+    const platform = await Platform.findBy('code', String(row.target_id))
+    const money = (satang: unknown) =>
+      satang === null || satang === undefined
+        ? 'none (never required)'
+        : `${formatThb(Number(satang))} THB`
+    if (action === 'platform.four_eyes_threshold') {
+      return {
+        kind: 'setting' as const,
+        setting: 'four_eyes_threshold',
+        current: platform ? money(platform.fourEyesThreshold) : '—',
+        requested: money(input.four_eyes_threshold),
+      }
+    }
+    if (action === 'platform.enable_deposits') {
+      return {
+        kind: 'setting' as const,
+        setting: 'deposits (killswitch)',
+        current: platform ? (platform.depositEnabled ? 'on' : 'off') : '—',
+        requested: 'on',
+      }
+    }
+  }
+  return null
+}
+
+/** A statement line as the approval card shows it: the deposit account's bank, when, how much, what the bank wrote. */
+async function lineFacts(id: unknown) {
+  const line = await db
+    .from('statement_lines as l')
+    .join('deposit_accounts as a', 'a.id', 'l.deposit_account_id')
+    .where('l.id', Number(id) || 0)
+    .select(
+      'l.id',
+      'l.direction',
+      'l.amount',
+      'l.line_at',
+      'l.description',
+      'a.bank',
+      'a.account_no'
+    )
+    .first()
+  if (!line) return null
+  return {
+    id: Number(line.id),
+    href: `/admin/review/lines/${line.id}`,
+    bank: `${line.bank} ${line.account_no}`,
+    time: formatGatewayDateTime(new Date(line.line_at)),
+    direction: String(line.direction),
+    amount: formatThb(Number(line.amount)),
+    description: String(line.description ?? ''),
+  }
+}
+
 /**
  * The payment a money-moving request would pay (marking it paid, attaching a
  * line to it), when it is frozen now: approving is refused until it is
@@ -137,6 +294,7 @@ export async function pendingApprovals(filter: QueueFilter) {
   const now = Date.now()
   const receipts = await Promise.all(rows.map((row) => requestReceipt(row)))
   const frozen = await Promise.all(rows.map((row) => frozenTarget(row)))
+  const facts = await Promise.all(rows.map((row) => requestFacts(row)))
   return {
     page,
     rows: rows.map((row, index) => {
@@ -150,7 +308,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         target_type: String(row.target_type),
         target_id: String(row.target_id),
         target_href: targetHref(row),
-        amount: row.amount === null ? null : formatAmount(Number(row.amount)),
+        amount: row.amount === null ? null : formatThb(Number(row.amount)),
         requested_by: String(row.requested_by_actor),
         requested_by_id: row.requested_by === null ? null : Number(row.requested_by),
         reviewed_by_id: row.reviewed_by === null ? null : Number(row.reviewed_by),
@@ -164,7 +322,8 @@ export async function pendingApprovals(filter: QueueFilter) {
         expired: new Date(row.expires_at).getTime() <= now,
         holder: holder?.operatorEmail ?? null,
         holder_id: holder?.operatorId ?? null,
-        receipt: receipts[index],
+        receipt: readableReceipt(receipts[index]),
+        facts: facts[index],
         frozen: frozen[index],
       }
     }),
@@ -222,7 +381,7 @@ export async function recentDecidedApprovals(limit = 20) {
     what: describe(String(row.action), row.input),
     target_href: targetHref(row),
     target_id: String(row.target_id),
-    amount: row.amount === null ? null : formatAmount(Number(row.amount)),
+    amount: row.amount === null ? null : formatThb(Number(row.amount)),
     requested_by: String(row.requested_by_actor),
     decided_by: (row.decided_by_actor as string | null) ?? '—',
     decided: formatGatewayDateTime(new Date(row.decided_at)),

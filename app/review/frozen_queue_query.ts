@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 
 export interface QueueFilter {
   page: number
@@ -63,7 +63,7 @@ export async function frozenQueue(filter: QueueFilter) {
         platform_order_id: String(row.platform_order_id),
         merchant_order_id: String(row.merchant_order_id),
         merchant_id: String(row.merchant_id),
-        amount: formatAmount(Number(row.amount)),
+        amount: formatThb(Number(row.amount)),
         frozen_from: row.status_before_freeze as string | null,
         awaiting_review: Boolean(row.awaiting_review),
         expire_at: formatGatewayDateTime(new Date(row.expire_at)),

@@ -3,7 +3,7 @@ import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import type { QueueFilter } from '#review/frozen_queue_query'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatAmount, formatThb } from '#core/money'
 
 /**
  * Flagged slips: every slip no operator has decided on yet, the oldest
@@ -55,8 +55,8 @@ export async function slipQueue(filter: QueueFilter) {
         platform_order_id: String(row.platform_order_id),
         order_status: String(row.status),
         merchant_id: String(row.merchant_id),
-        amount: formatAmount(Number(row.amount)),
-        transfer_amount: formatAmount(Number(row.transfer_amount)),
+        amount: formatThb(Number(row.amount)),
+        transfer_amount: formatThb(Number(row.transfer_amount)),
         uploaded: formatGatewayDateTime(since),
         age: ageLabel(since),
         age_class: ageClass(since),

@@ -25,7 +25,36 @@ export interface LineSighting {
   status: string
   order_type: ClaimedOrder['orderType'] | null
   order_id: number | null
+  /** The order as operators know it (absent on sightings stored before it was kept). */
+  platform_order_id?: string | null
+  merchant_id?: string | null
 }
+
+/**
+ * A line's order by its platform_order_id and merchant: a payment's or a
+ * payout's, whichever the line's order_type names (at most one joins).
+ */
+function withLineOrder(query: ReturnType<typeof db.from>) {
+  return query
+    .leftJoin('payment_orders as lp', (join) =>
+      join.on('lp.id', 'statement_lines.order_id').andOnVal('statement_lines.order_type', 'payment')
+    )
+    .leftJoin('payout_orders as lw', (join) =>
+      join
+        .on('lw.id', 'statement_lines.order_id')
+        .andOnVal('statement_lines.order_type', '<>', 'payment')
+    )
+    .leftJoin('merchants as lm', 'lm.id', db.raw('COALESCE(lp.merchant_id, lw.merchant_id)'))
+    .select(
+      db.raw('COALESCE(lp.platform_order_id, lw.platform_order_id) AS order_platform_id'),
+      'lm.merchant_id as order_merchant_id'
+    )
+}
+
+const lineOrder = (line: Record<string, any>) => ({
+  platform_order_id: line.order_platform_id ? String(line.order_platform_id).trim() : null,
+  merchant_id: (line.order_merchant_id as string | null) ?? null,
+})
 
 export interface Forensics {
   same_image: SlipSighting[]
@@ -80,12 +109,19 @@ export async function slipForensics(
   const sameImage = (await slipsWhere('sha256', sha256, excludeSlipId)).map(sighting)
   if (!transRef) return { same_image: sameImage, same_trans_ref: [], statement_lines: [] }
   const sameTransRef = (await slipsWhere('trans_ref', transRef, excludeSlipId)).map(sighting)
-  const lines = await db
-    .from('statement_lines')
-    .where('trans_ref', transRef)
-    .orderBy('id')
+  const lines = await withLineOrder(db.from('statement_lines'))
+    .where('statement_lines.trans_ref', transRef)
+    .orderBy('statement_lines.id')
     .limit(LIMIT)
-    .select('id', 'deposit_account_id', 'amount', 'line_at', 'status', 'order_type', 'order_id')
+    .select(
+      'statement_lines.id',
+      'statement_lines.deposit_account_id',
+      'statement_lines.amount',
+      'statement_lines.line_at',
+      'statement_lines.status',
+      'statement_lines.order_type',
+      'statement_lines.order_id'
+    )
   return {
     same_image: sameImage,
     same_trans_ref: sameTransRef,
@@ -97,6 +133,7 @@ export async function slipForensics(
       status: line.status,
       order_type: line.order_type,
       order_id: line.order_id === null ? null : Number(line.order_id),
+      ...lineOrder(line),
     })),
   }
 }
@@ -134,20 +171,19 @@ export async function statementLinesCarrying(
   const wanted = [...new Set(transRefs.filter((ref): ref is string => !!ref))]
   const found = new Map<string, LineSighting[]>(wanted.map((ref) => [ref, []]))
   if (wanted.length === 0) return found
-  const lines = await db
-    .from('statement_lines')
-    .whereIn('trans_ref', wanted)
-    .orderBy('id')
+  const lines = await withLineOrder(db.from('statement_lines'))
+    .whereIn('statement_lines.trans_ref', wanted)
+    .orderBy('statement_lines.id')
     .limit(LIMIT * wanted.length)
     .select(
-      'id',
-      'trans_ref',
-      'deposit_account_id',
-      'amount',
-      'line_at',
-      'status',
-      'order_type',
-      'order_id'
+      'statement_lines.id',
+      'statement_lines.trans_ref',
+      'statement_lines.deposit_account_id',
+      'statement_lines.amount',
+      'statement_lines.line_at',
+      'statement_lines.status',
+      'statement_lines.order_type',
+      'statement_lines.order_id'
     )
   for (const line of lines) {
     const list = found.get(line.trans_ref)
@@ -160,6 +196,7 @@ export async function statementLinesCarrying(
       status: line.status,
       order_type: line.order_type,
       order_id: line.order_id === null ? null : Number(line.order_id),
+      ...lineOrder(line),
     })
   }
   return found

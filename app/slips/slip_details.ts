@@ -17,9 +17,48 @@ interface CheckRow {
   ok: boolean
   expected: string
   actual: string
+  /** The orders a reuse names, linked to their pages. */
+  orders?: OrderLabel[]
 }
 
-function checkRows(checks: VerificationChecks | null | undefined): CheckRow[] {
+interface OrderLabel {
+  text: string
+  href: string | null
+}
+
+/**
+ * Orders as operators know them: platform_order_id and merchant, found in
+ * the slip's forensics (the slips and lines seen with its reference), never
+ * the internal id unless nothing else is known (a record kept before the
+ * lines carried their order).
+ */
+function orderLabeller(forensics: Forensics | null, lines: LineSighting[]) {
+  const known = new Map<string, { platform_order_id: string; merchant_id: string | null }>()
+  for (const seen of [...(forensics?.same_trans_ref ?? []), ...(forensics?.same_image ?? [])]) {
+    known.set(`payment:${seen.payment_order_id}`, seen)
+  }
+  for (const line of [...(forensics?.statement_lines ?? []), ...lines]) {
+    if (line.order_type && line.order_id !== null && line.platform_order_id) {
+      known.set(`${line.order_type}:${line.order_id}`, {
+        platform_order_id: line.platform_order_id,
+        merchant_id: line.merchant_id ?? null,
+      })
+    }
+  }
+  return (orderType: string, orderId: number): OrderLabel => {
+    const order = known.get(`${orderType}:${orderId}`)
+    if (!order) return { text: `a ${orderType} order (id ${orderId})`, href: null }
+    return {
+      text: `${order.platform_order_id}${order.merchant_id ? ` (merchant ${order.merchant_id})` : ''}`,
+      href: `/admin/orders/${encodeURIComponent(order.platform_order_id)}`,
+    }
+  }
+}
+
+function checkRows(
+  checks: VerificationChecks | null | undefined,
+  label: ReturnType<typeof orderLabeller>
+): CheckRow[] {
   if (!checks) return []
   const account = (value: {
     accountNo?: string | null
@@ -67,8 +106,15 @@ function checkRows(checks: VerificationChecks | null | undefined): CheckRow[] {
         checks.reuse.used_by.length === 0
           ? 'none'
           : checks.reuse.used_by
-              .map((use) => `${use.kind} of ${use.order.orderType} ${use.order.orderId}`)
+              .map((use) => {
+                const what = use.kind === 'slip' ? 'slip' : 'statement line'
+                return `${what} of ${label(use.order.orderType, use.order.orderId).text}`
+              })
               .join('; '),
+      orders: checks.reuse.used_by.map((use) => ({
+        ...label(use.order.orderType, use.order.orderId),
+        text: `${use.kind === 'slip' ? 'slip' : 'statement line'} of ${label(use.order.orderType, use.order.orderId).text}`,
+      })),
     },
   ]
 }
@@ -87,6 +133,7 @@ export function slipDetails(slip: PaymentSlip, live: { statementLines?: LineSigh
   const forensics = (record.forensics ?? null) as Forensics | null
   // The statement lines carrying the transRef now, when the page read them; else those of the check.
   const statementLines = live.statementLines ?? forensics?.statement_lines ?? []
+  const label = orderLabeller(forensics, statementLines)
   const sighting = (entry: Forensics['same_image'][number]) => ({
     slip_id: entry.slip_id,
     platform_order_id: entry.platform_order_id,
@@ -110,7 +157,7 @@ export function slipDetails(slip: PaymentSlip, live: { statementLines?: LineSigh
     trans_ref: slip.transRef,
     verification_status: slip.verificationStatus,
     verification_msg: slip.verificationMsg,
-    checks: checkRows(record.checks),
+    checks: checkRows(record.checks, label),
     facts: facts
       ? {
           source: String(facts.source ?? ''),
@@ -137,7 +184,14 @@ export function slipDetails(slip: PaymentSlip, live: { statementLines?: LineSigh
         amount: formatAmount(line.amount),
         time: bangkokIso(line.line_at),
         status: line.status,
-        order: line.order_type ? `${line.order_type} ${line.order_id}` : null,
+        order:
+          line.order_type && line.order_id !== null
+            ? label(line.order_type, line.order_id).text
+            : null,
+        order_href:
+          line.order_type && line.order_id !== null
+            ? label(line.order_type, line.order_id).href
+            : null,
       })),
     },
   }

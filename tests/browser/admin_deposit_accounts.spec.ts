@@ -159,7 +159,7 @@ test.group('back-office deposit-account pool (browser)', (group) => {
     const row = page.locator(`#account-${account.id}`)
     assert.equal(await row.locator('.usage-hour-count .figure').innerText(), '2 / 3')
     assert.equal(await row.locator('.usage-hour-count .meter:not(.high)').count(), 1)
-    assert.equal(await row.locator('.usage-day-amount .figure').innerText(), '200.01 / 100000.00')
+    assert.equal(await row.locator('.usage-day-amount .figure').innerText(), '200.01 / 100,000.00')
     assert.equal(await row.locator('.usage-hour-amount .figure').innerText(), '—')
     assert.include(await row.locator('.usage-slots').innerText(), '2 of 1000 at 100.00')
     assert.include(await row.innerText(), '0812345678')

@@ -14,6 +14,7 @@ import { assertError } from '#tests/helpers/envelope'
 import {
   TEST_ACTOR,
   authBody,
+  createDepositAccount,
   createTestMerchant,
   creditMerchant,
   resetDatabase,
@@ -169,7 +170,7 @@ test.group('back-office merchants (browser)', (group) => {
     await page.fill('#field-q', 'm105')
     await submit(page, '#merchant-filters')
     assert.equal(await rows.count(), 1)
-    assert.include(await rows.first().innerText(), '1234.56')
+    assert.include(await rows.first().innerText(), '1,234.56')
 
     await page.goto(adminUrl('/merchants?q=shop 06'))
     assert.equal(await rows.count(), 1)
@@ -201,6 +202,8 @@ test.group('back-office merchants (browser)', (group) => {
     assert,
   }) => {
     const who = await createTestMerchant()
+    // The group select offers the pool's groups.
+    await createDepositAccount({ depositGroup: 'grp-a' })
     const page = await admin()
     await page.goto(adminUrl(`/merchants/${who.merchantId}`))
     assert.include(await page.locator('#merchant-warnings').innerText(), 'no deposit group')
@@ -217,7 +220,7 @@ test.group('back-office merchants (browser)', (group) => {
 
     await page.fill('#field-order_ttl_seconds', '1800')
     await page.fill('#field-withdraw_fee_flat', '15')
-    await page.fill('#field-deposit_group', 'grp-a')
+    await page.selectOption('#field-deposit_group', 'grp-a')
     await page.fill('#field-api_rate_limit', '7')
     await page.uncheck('#field-payment_enabled')
     await submit(page, '#merchant-settings-form')

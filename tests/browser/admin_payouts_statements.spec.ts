@@ -284,7 +284,7 @@ test.group('back-office payouts and statements (browser)', (group) => {
     const page = await signedIn('operator@example.com', 'operator')
 
     await page.goto(adminUrl('/payouts'))
-    assert.include(await page.locator('#bulk-KBANK').innerText(), '1750.50')
+    assert.include(await page.locator('#bulk-KBANK').innerText(), '1,750.50')
     assert.match(await page.locator('#bulk-KBANK').innerText(), /\b2\b/)
     assert.match(await page.locator('#bulk-SCB').innerText(), /\b1\b/)
     assert.include(await page.locator(`#payout-${first.platformOrderId}`).innerText(), 'queue')

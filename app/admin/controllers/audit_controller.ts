@@ -7,6 +7,7 @@ import { recordAudit } from '#core/audit'
 import { formatGatewayDateTime } from '#core/clock'
 import type AuditLog from '#core/audit_log'
 import { operatorActor } from '#admin/operator_action'
+import { formatThb, parseAmount } from '#core/money'
 
 const PER_PAGE = 25
 const FILTERS = ['actor', 'action', 'target', 'from', 'to'] as const
@@ -20,29 +21,85 @@ function filtersOf(ctx: HttpContext): AuditFilters {
   return filters
 }
 
+/** An amount as the snapshots write it ("10000.00"), under a name that says it is money. */
+const AMOUNT_KEY = /amount|fee_flat|(^|_)fee$|balance|_min$|_max$|threshold|credited|received|total/
+const AMOUNT_VALUE = /^-?\d+\.\d{2}$/
+
+/** A value as an operator reads it: text plain, amounts with separators, lists joined. */
+function readable(key: string, value: unknown): string {
+  if (value === undefined || value === null) return '—'
+  if (typeof value === 'string') {
+    if (AMOUNT_KEY.test(key) && AMOUNT_VALUE.test(value)) {
+      const satang = parseAmount(value.replace(/^-/, ''))
+      if (satang !== null) return formatThb(value.startsWith('-') ? -satang : satang)
+    }
+    return value === '' ? '""' : value
+  }
+  if (typeof value === 'boolean') return value ? 'yes' : 'no'
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '(none)'
+    return value.every((item) => item === null || typeof item !== 'object')
+      ? value.map((item) => readable(key, item)).join(', ')
+      : JSON.stringify(value, null, 1)
+  }
+  if (typeof value === 'object') return JSON.stringify(value, null, 1)
+  return String(value)
+}
+
+/** Nested objects as dotted fields (`limits.hour`), so each leaf gets its own row. */
+function flatten(
+  values: Record<string, unknown> | null,
+  prefix = '',
+  into = new Map<string, unknown>()
+) {
+  for (const [key, value] of Object.entries(values ?? {})) {
+    const name = prefix + key
+    if (
+      value !== null &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      Object.keys(value).length > 0
+    ) {
+      flatten(value as Record<string, unknown>, `${name}.`, into)
+    } else {
+      into.set(name, value)
+    }
+  }
+  return into
+}
+
 /**
- * What changed, one line per field: "before → after" for a change; for a
- * creation (nothing before) only the values set, without the empty ones.
+ * The row's changes as a table, field | before | after: every field of
+ * either side, the changed ones marked; for a creation (nothing before)
+ * only the values set. The stored JSON is shown untouched beside it.
  */
-function changeLines(
+export function changeTable(
   before: Record<string, unknown> | null,
   after: Record<string, unknown> | null
 ) {
-  const show = (value: unknown) => JSON.stringify(value ?? null)
-  if (!before) {
-    return Object.entries(after ?? {})
-      .filter(([, value]) => value !== null && value !== undefined)
-      .map(([key, value]) => ({ key, text: show(value) }))
-  }
-  return Object.keys({ ...before, ...after }).map((key) => ({
-    key,
-    text: `${show(before[key])} → ${show(after?.[key])}`,
-  }))
+  const was = flatten(before)
+  const now = flatten(after)
+  const keys = [...new Set([...was.keys(), ...now.keys()])]
+  return keys
+    .filter((key) => before !== null || (now.get(key) !== null && now.get(key) !== undefined))
+    .map((key) => {
+      const leaf = key.slice(key.lastIndexOf('.') + 1)
+      const changed =
+        before === null || after === null
+          ? true
+          : JSON.stringify(was.get(key) ?? null) !== JSON.stringify(now.get(key) ?? null)
+      return {
+        key,
+        before: before === null ? '' : readable(leaf, was.get(key)),
+        after: after === null ? '' : readable(leaf, now.get(key)),
+        changed,
+      }
+    })
 }
 
 function row(entry: AuditLog) {
   return {
-    changes: changeLines(entry.beforeValues, entry.afterValues),
+    changes: changeTable(entry.beforeValues, entry.afterValues),
     id: entry.id,
     time: formatGatewayDateTime(entry.createdAt),
     actor: entry.actor,

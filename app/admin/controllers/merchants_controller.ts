@@ -15,6 +15,9 @@ import {
   platformCodes,
 } from '#merchants/merchants_query'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
+import Merchant from '#merchants/models/merchant'
+import { poolGroups } from '#payments/deposit_account_pool_query'
+import { formatThb, parseAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -98,6 +101,33 @@ const listField = (prefix: string) => (field: string) =>
   field === 'add' || field === 'comment' ? `${prefix}${field}` : null
 const onTop = () => null
 
+/** A settings amount ("10000.00", the form's value) as operators read it: "10,000.00". */
+const thb = (value: unknown) => {
+  const satang = parseAmount(value)
+  return satang === null ? value : formatThb(satang)
+}
+
+/**
+ * The deposit group select: the groups the pool's accounts have, and the
+ * merchant's own group when no account has it (kept, and said, so that
+ * saving other settings does not clear it).
+ */
+async function depositGroupOptions(current: string | null) {
+  const groups = await poolGroups()
+  const options = [
+    { value: '', label: 'none (payment create answers 404)' },
+    ...groups.map((group) => ({
+      value: group.name,
+      label: `${group.name} (${group.total} account${group.total === 1 ? '' : 's'})`,
+    })),
+  ]
+  const orphan = current !== null && current !== '' && !groups.some((g) => g.name === current)
+  if (orphan) {
+    options.push({ value: current, label: `${current} (no deposit account has this group)` })
+  }
+  return { options, names: groups.map((group) => group.name), orphan }
+}
+
 /**
  * Merchants: list, create (credentials shown once), settings, suspend and
  * activate, IP whitelist, settlement accounts, credentials and their
@@ -160,8 +190,12 @@ export default class MerchantsController {
   async show({ params, view }: HttpContext) {
     const page = await merchantPage(String(params.merchantId))
     if (!page) throw ActionError.notFound('merchant_id', `No merchant ${params.merchantId}`)
+    const groups = await depositGroupOptions(page.merchant.deposit_group)
     return view.render('admin/merchants/show', {
       ...page,
+      thb,
+      depositGroups: groups.options,
+      depositGroupOrphan: groups.orphan,
       payoutRoutes: PAYOUT_CONNECTOR_NAMES,
       defaults: {
         grace_seconds: gateway.credentialGraceSeconds,
@@ -177,6 +211,27 @@ export default class MerchantsController {
     // An unticked checkbox sends nothing: off.
     for (const name of PERMISSIONS) input[name] = ctx.request.input(name) === 'on' ? 'on' : 'off'
     for (const name of CLEARABLE) if (input[name] === '') input[name] = 'none'
+    // The select offers the pool's groups; a posted group no account has (and
+    // that is not the merchant's own) is refused here, as the action words it.
+    const group = typeof input.deposit_group === 'string' ? input.deposit_group.trim() : ''
+    if (group !== '' && group !== 'none') {
+      const merchant = await Merchant.findBy('merchant_id', this.#id(ctx))
+      const { names } = await depositGroupOptions(null)
+      if (!names.includes(group) && merchant?.depositGroup !== group) {
+        return submitAction(
+          ctx,
+          async () => {
+            throw new ActionError([
+              {
+                field: 'deposit_group',
+                message: `deposit_group: no deposit account is in group "${group}"; choose one of the pool's groups (deposit-account:create adds one)`,
+              },
+            ])
+          },
+          () => null
+        )
+      }
+    }
     return this.#configure(
       ctx,
       input,

@@ -10,7 +10,7 @@ import { pendingRequestsOn } from '#review/approvals_query'
 import { decisionRights } from '#approvals/approval_rules'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
-import { formatBaht } from '#dashboard/dashboard_view'
+import { formatThb } from '#core/money'
 import type Operator from '#operators/models/operator'
 
 const options = (codes: readonly string[]) => codes.map((code) => ({ value: code, label: code }))
@@ -63,8 +63,7 @@ export default class PlatformsController {
     return view.render('admin/platforms/show', {
       platform: platformSnapshot(platform),
       /** "50,000.00" THB, or null: four eyes never required. */
-      threshold:
-        platform.fourEyesThreshold === null ? null : formatBaht(platform.fourEyesThreshold),
+      threshold: platform.fourEyesThreshold === null ? null : formatThb(platform.fourEyesThreshold),
       pending: pending.map((request) => ({
         ...request,
         may: decisionRights(operator, {

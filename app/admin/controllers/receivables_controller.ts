@@ -2,7 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { openReceivablesQueue } from '#reconciliation/reconciliation_page_query'
 import { reviewQueueCounts } from '#review/queue_counts'
 import { ageClass, ageLabel } from '#review/queues'
-import { formatBaht } from '#dashboard/dashboard_view'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 
 const PER_PAGE = 25
@@ -31,7 +31,7 @@ export default class ReceivablesController {
         depositAccountId: row.depositAccountId,
         account: row.account,
         accountName: row.accountName,
-        amount: formatBaht(row.amount),
+        amount: formatThb(row.amount),
         claimedAt: formatGatewayDateTime(row.claimedAt),
         path: row.path,
         actor: row.actor,

@@ -10,7 +10,7 @@ import {
 } from '#reconciliation/reconciliation_page_query'
 import { lastReconciliationRun, runReconciliationCheck, type Problem } from '#reconciliation/verify'
 import { depositAccountChoices } from '#reconciliation/statements_query'
-import { formatBaht } from '#dashboard/dashboard_view'
+import { formatThb } from '#core/money'
 import { ageClass, ageLabel } from '#review/queues'
 import { operatorActor } from '#admin/operator_action'
 import { recordAudit } from '#core/audit'
@@ -59,7 +59,7 @@ const count = (value: number) => value.toLocaleString('en-US')
 const counted = (value: number, noun: string) => `${count(value)} ${noun}${value === 1 ? '' : 's'}`
 const figure = (value: Figure, noun: string) => ({
   count: counted(value.count, noun),
-  amount: formatBaht(value.amount),
+  amount: formatThb(value.amount),
   none: value.count === 0,
 })
 
@@ -68,13 +68,13 @@ function presentDay(day: AccountDay, today: string) {
     day: day.day,
     label: DateTime.fromISO(day.day).toFormat('ccc d LLL yyyy'),
     today: day.day === today,
-    credits: formatBaht(day.credits),
+    credits: formatThb(day.credits),
     creditLines: counted(day.creditLines, 'line'),
-    debits: formatBaht(day.debits),
+    debits: formatThb(day.debits),
     debitLines: counted(day.debitLines, 'line'),
-    net: formatBaht(day.credits - day.debits),
-    ledger: formatBaht(day.ledgerNet),
-    difference: formatBaht(day.difference),
+    net: formatThb(day.credits - day.debits),
+    ledger: formatThb(day.ledgerNet),
+    difference: formatThb(day.difference),
     drift: day.difference !== 0,
     claimed: figure(day.claimed, 'line'),
     unclaimed: figure(day.unclaimed, 'line'),
@@ -146,19 +146,19 @@ export default class ReconciliationController {
     const total = (pick: (day: AccountDay) => number) =>
       days.reduce((sum, day) => sum + pick(day), 0)
     const totals = {
-      credits: formatBaht(total((day) => day.credits)),
+      credits: formatThb(total((day) => day.credits)),
       creditLines: counted(
         total((day) => day.creditLines),
         'line'
       ),
-      debits: formatBaht(total((day) => day.debits)),
+      debits: formatThb(total((day) => day.debits)),
       debitLines: counted(
         total((day) => day.debitLines),
         'line'
       ),
-      net: formatBaht(total((day) => day.credits - day.debits)),
-      ledger: formatBaht(total((day) => day.ledgerNet)),
-      difference: formatBaht(total((day) => day.difference)),
+      net: formatThb(total((day) => day.credits - day.debits)),
+      ledger: formatThb(total((day) => day.ledgerNet)),
+      difference: formatThb(total((day) => day.difference)),
       drift: days.some((day) => day.difference !== 0),
       claimed: figure(
         {
@@ -195,7 +195,7 @@ export default class ReconciliationController {
       merchantId: item.merchantId,
       merchantName: item.merchantName,
       orderStatus: item.orderStatus,
-      amount: formatBaht(item.amount),
+      amount: formatThb(item.amount),
       claimedAt: formatGatewayDateTime(item.claimedAt),
       age: ageLabel(item.claimedAt),
       ageClass: item.stale ? 'age-old' : ageClass(item.claimedAt),
@@ -221,11 +221,9 @@ export default class ReconciliationController {
       },
       pageQuery: (to: number) => queryString(filters, to),
       receivables,
-      receivablesTotal: formatBaht(
-        data.openReceivables.reduce((sum, item) => sum + item.amount, 0)
-      ),
+      receivablesTotal: formatThb(data.openReceivables.reduce((sum, item) => sum + item.amount, 0)),
       staleCount: data.openReceivables.filter((item) => item.stale).length,
-      unclaimed: { lines: count(data.unclaimed.lines), amount: formatBaht(data.unclaimed.amount) },
+      unclaimed: { lines: count(data.unclaimed.lines), amount: formatThb(data.unclaimed.amount) },
       problems: data.problems.map(presentProblem),
       windowHours: data.windowHours,
     })

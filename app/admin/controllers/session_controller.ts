@@ -201,10 +201,22 @@ export default class SessionController {
     return response.redirect('/admin/recovery-codes')
   }
 
-  async showRecoveryCodes({ view, session, response }: HttpContext) {
+  async showRecoveryCodes({ view, session, response, auth }: HttpContext) {
     const codes = session.flashMessages.get('recovery_codes')
     if (!codes) return response.redirect('/admin')
-    return view.render('admin/recovery_codes', { codes })
+    // Shown once: neither the browser nor a proxy keeps the page. The copy and
+    // the .txt are made in the page from what it shows, so nothing serves the
+    // codes again once it is left.
+    response.header('Cache-Control', 'no-store')
+    const operator = auth.user as Operator | undefined
+    const email = operator?.email ?? ''
+    const issued = new Date().toISOString().slice(0, 10)
+    return view.render('admin/recovery_codes', {
+      codes,
+      email,
+      issued,
+      filename: `recovery-codes-${email ? `${email.replace(/[^A-Za-z0-9._-]+/g, '_')}-` : ''}${issued}.txt`,
+    })
   }
 
   async logout(ctx: HttpContext) {
