@@ -3,18 +3,13 @@ import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import adminConfig from '#config/admin'
 import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_request'
-import type { ApprovalTarget } from '#approvals/approvable_actions'
+import { approvableAction, type ApprovalTarget } from '#approvals/approvable_actions'
 import { recordAudit, type Reason } from '#core/audit'
 import { SYSTEM, type Actor } from '#core/actor'
 import { ActionError } from '#core/validation'
+import { AlreadyDone, atWhen, byWhom } from '#core/already_done'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import { formatAmount } from '#core/money'
-
-/*
- * The registry is imported lazily below: the actions it lists import this
- * module to open their requests, so a static import would be a cycle.
- */
-const registry = () => import('#approvals/approvable_actions')
 
 /** Whether acting on `amount` satang needs a second operator (threshold null: never). */
 export function needsFourEyes(threshold: number | null, amount: number) {
@@ -57,11 +52,24 @@ export async function livePendingRequest(
   return null
 }
 
-/** The refusal when a live request already waits on the same target and kind. */
-export function pendingRefusal(request: ApprovalRequest, field: string | null = null) {
-  const message =
-    `approval request #${request.id} (${request.kind} on ${request.targetType} ${request.targetId}) ` +
-    `is already pending, asked by ${request.requestedByActor}; it must be approved or rejected first`
+/**
+ * The refusal when a live request already waits on the same target and
+ * kind. The same operator asking again (a double click, a second tab) is
+ * told their request waits, as a notice: what they asked for holds.
+ */
+export function pendingRefusal(
+  request: ApprovalRequest,
+  field: string | null = null,
+  actor?: Actor
+) {
+  const what = `approval request #${request.id} (${request.kind} on ${request.targetType} ${request.targetId})`
+  const asked = `${byWhom(request.requestedByActor, actor)} at ${atWhen(request.createdAt)}`
+  if (actor && request.requestedByActor === actor.name) {
+    return new AlreadyDone(
+      `${what} was already asked by ${asked}; it waits for a second operator, nothing more to do`
+    )
+  }
+  const message = `${what} is already pending, asked by ${asked}; it must be approved or rejected first`
   return field ? ActionError.field(field, message) : ActionError.general(message)
 }
 
@@ -94,9 +102,8 @@ export async function actOrRequestApproval<Result>(
     run: () => Promise<Result>
   }
 ): Promise<{ request: ApprovalRequest; result: null } | { request: null; result: Result }> {
-  const { approvableAction } = await registry()
   const live = await livePendingRequest(trx, approvableAction(open.action).kind, open.target)
-  if (live) throw pendingRefusal(live, open.field ?? null)
+  if (live) throw pendingRefusal(live, open.field ?? null, open.actor)
   if (needsFourEyes(open.threshold, open.amount)) {
     return { request: await openApprovalRequest(trx, open), result: null }
   }
@@ -111,11 +118,10 @@ export async function actOrRequestApproval<Result>(
  * audit row.
  */
 export async function openApprovalRequest(trx: TransactionClientContract, open: OpenRequest) {
-  const { approvableAction } = await registry()
   const entry = approvableAction(open.action)
   const now = open.now ?? DateTime.utc()
   const live = await livePendingRequest(trx, entry.kind, open.target, now)
-  if (live) throw pendingRefusal(live)
+  if (live) throw pendingRefusal(live, null, open.actor)
 
   let request: ApprovalRequest
   try {
@@ -140,6 +146,13 @@ export async function openApprovalRequest(trx: TransactionClientContract, open: 
     )
   } catch (error) {
     if (!isDuplicateKey(error)) throw error
+    // A request opened at the same moment won: the duplicate key waited for
+    // its commit, so a locking read sees it and can say who asked.
+    const winner = await ApprovalRequest.query({ client: trx })
+      .where('pending_key', pendingKeyOf(entry.kind, open.target))
+      .forUpdate()
+      .first()
+    if (winner) throw pendingRefusal(winner, null, open.actor)
     throw ActionError.general(
       `an approval request (${entry.kind} on ${open.target.type} ${open.target.id}) is already pending; it must be approved or rejected first`
     )
@@ -179,7 +192,6 @@ export async function closeRequest(
   reason: Reason = {},
   now: DateTime = DateTime.utc()
 ) {
-  const { approvableAction } = await registry()
   const entry = approvableAction(request.action)
   const before = approvalSnapshot(request)
   request.merge({
@@ -282,16 +294,23 @@ export async function lockRequest(trx: TransactionClientContract, id: number, fi
 export async function undecidableReason(
   trx: TransactionClientContract,
   request: ApprovalRequest,
-  now: DateTime = DateTime.utc()
-) {
+  now: DateTime = DateTime.utc(),
+  actor?: Actor,
+  /** The decision being asked: when the request already has it, an AlreadyDone notice. */
+  wanted?: 'approved' | 'rejected'
+): Promise<string | AlreadyDone | null> {
   if (request.status === 'pending' && !request.isLive(now)) {
     await closeAsExpired(trx, request, now)
     return `approval request #${request.id} expired at ${request.expiresAt.toISO()}; it can no longer be decided`
   }
   if (request.status !== 'pending') {
-    const by = request.decidedByActor ? ` by ${request.decidedByActor}` : ''
-    const at = request.decidedAt ? ` at ${request.decidedAt.toISO()}` : ''
-    return `approval request #${request.id} was already ${request.status}${by}${at}`
+    const by = request.decidedByActor ? ` by ${byWhom(request.decidedByActor, actor)}` : ''
+    const at = request.decidedAt ? ` at ${atWhen(request.decidedAt)}` : ''
+    const decided = `approval request #${request.id} was already ${request.status}${by}${at}`
+    // The same decision already taken (a double click, a colleague first) holds.
+    if (wanted && request.status === wanted)
+      return new AlreadyDone(`${decided}; nothing more to do`)
+    return `${decided}; nothing was done`
   }
   return null
 }

@@ -13,6 +13,7 @@ import { rejectRequest } from '#approvals/actions/reject_request'
 import { expireDueApprovalRequests } from '#approvals/approval_requests'
 import { verifyLedger } from '#ledger/verify'
 import { cliActor, type Actor } from '#core/actor'
+import { AlreadyDone } from '#core/already_done'
 import { ActionError } from '#core/validation'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
@@ -137,8 +138,12 @@ test.group('four eyes: marking a payment paid above the threshold', (group) => {
     assert.lengthOf(done, 1)
     assert.lengthOf(refused, 1)
     const error = (refused[0] as PromiseRejectedResult).reason
-    assert.instanceOf(error, ActionError)
-    assert.include(byField(error).approval_request_id, 'was already approved by operator:')
+    // The same decision already taken: a notice naming who and when, not an error.
+    assert.instanceOf(error, AlreadyDone)
+    assert.match(
+      byField(error).general,
+      /was already approved by \S+@example\.com at \d\d:\d\d \(GMT\+7\); nothing more to do/
+    )
 
     await request.refresh()
     await order.refresh()
@@ -267,14 +272,13 @@ test.group('four eyes: rejected, expired and duplicate requests', (group) => {
     assert.lengthOf(await postingsOf(order), 0)
 
     const late = await refusal(approve(request!.id, carol.actor))
-    assert.include(
-      byField(late).approval_request_id,
-      'was already rejected by operator:bob@example.com'
-    )
+    assert.include(byField(late).approval_request_id, 'was already rejected by bob@example.com at ')
     const twice = await refusal(
       rejectRequest({ approval_request_id: request!.id, ...REJECT }, carol.actor)
     )
-    assert.include(byField(twice).approval_request_id, 'already rejected')
+    // Carol wanted it rejected, and it is: a notice naming who did it.
+    assert.instanceOf(twice, AlreadyDone)
+    assert.include(byField(twice).general, 'was already rejected by bob@example.com at ')
     const rejections = await auditRows('approval.reject')
     assert.lengthOf(rejections, 1)
     assert.equal(rejections[0].reason_code, 'insufficient_evidence')
@@ -356,6 +360,18 @@ test.group('four eyes: rejected, expired and duplicate requests', (group) => {
     )
     assert.include(byField(again).platform_order_id, `approval request #${request!.id}`)
     assert.include(byField(again).platform_order_id, 'already pending')
+    assert.include(byField(again).platform_order_id, 'asked by alice@example.com at ')
+    // Alice submitting hers again (a double click) is told it waits: a notice.
+    const mine = await refusal(
+      markPaymentPaid({ platform_order_id: order.platformOrderId, ...PAID }, alice.actor)
+    )
+    assert.instanceOf(mine, AlreadyDone)
+    assert.match(
+      byField(mine).general,
+      new RegExp(
+        `approval request #${request!.id} .* was already asked by you at \\d\\d:\\d\\d \\(GMT\\+7\\); it waits for a second operator`
+      )
+    )
     const explicit = await refusal(
       requestApproval(
         { action: 'payment.mark_paid', platform_order_id: order.platformOrderId, ...PAID },

@@ -107,7 +107,7 @@ test.group('four eyes: a freeze stops an approved payment', (group) => {
       ['PAID']
     )
     const again = await refusal(approve(request.id, bob.actor))
-    assert.include(byField(again).approval_request_id, 'was already approved')
+    assert.include(byField(again).general, 'was already approved by you at ')
     assert.lengthOf(await postingsOf(order), 1)
     assert.deepEqual(await balanceOf(who), { balance: 0, freeze_balance: 0, unsettle_balance: 99 })
     assert.deepEqual((await verifyLedger()).drifts, [])

@@ -53,7 +53,7 @@ export async function approveRequest(
   const outcome = await withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const request = await lockRequest(trx, data.approval_request_id, 'approval_request_id')
-      const refused = await undecidableReason(trx, request)
+      const refused = await undecidableReason(trx, request, undefined, actor, 'approved')
       // Commit (an expiry just recorded), then refuse.
       if (refused) return { refused, request: null }
       const entry = approvableAction(request.action)
@@ -109,6 +109,7 @@ export async function approveRequest(
     })
   )
   if (outcome.refused !== null) {
+    if (outcome.refused instanceof ActionError) throw outcome.refused
     throw ActionError.field('approval_request_id', outcome.refused)
   }
   return outcome.request

@@ -49,7 +49,7 @@ export async function rejectRequest(
   const outcome = await withDeadlockRetry(() =>
     db.transaction(async (trx) => {
       const request = await lockRequest(trx, data.approval_request_id, 'approval_request_id')
-      const refused = await undecidableReason(trx, request)
+      const refused = await undecidableReason(trx, request, undefined, actor, 'rejected')
       if (refused) return { refused, request: null }
       await assertMayDecide(trx, request, approvableAction(request.action), actor, 'reject')
       await closeRequest(trx, request, 'rejected', actor, {
@@ -61,6 +61,7 @@ export async function rejectRequest(
     })
   )
   if (outcome.refused !== null) {
+    if (outcome.refused instanceof ActionError) throw outcome.refused
     throw ActionError.field('approval_request_id', outcome.refused)
   }
   return outcome.request
