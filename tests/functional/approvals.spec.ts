@@ -14,7 +14,6 @@ import { expireDueApprovalRequests } from '#approvals/approval_requests'
 import { verifyLedger } from '#ledger/verify'
 import { cliActor, type Actor } from '#core/actor'
 import { AlreadyDone } from '#core/already_done'
-import { ActionError } from '#core/validation'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
   authBody,
