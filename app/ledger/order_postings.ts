@@ -1,6 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import { GATEWAY_OWNER } from '#ledger/accounts'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 
 export interface PostingLeg {
@@ -67,7 +67,7 @@ export async function postingsOf(reference: { type: string; id: string }): Promi
     posting.legs.push({
       owner: row.owner === GATEWAY_OWNER ? GATEWAY_OWNER : (row.merchant_id ?? row.owner),
       account: row.code,
-      amount: formatAmount(Number(row.amount)),
+      amount: formatThb(Number(row.amount)),
     })
   }
   return [...postings.values()].map(({ sum, ...posting }) => ({ ...posting, balanced: sum === 0n }))

@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import { formatAmount, formatThb } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import {
   debitCandidates,
@@ -240,7 +240,7 @@ export async function linePage(id: number) {
     line: {
       id: Number(row.id),
       status: row.status,
-      amount: formatAmount(amount),
+      amount: formatThb(amount),
       amountSatang: amount,
       line_at: formatGatewayDateTime(row.line_at),
       imported_at: formatGatewayDateTime(row.created_at),
@@ -325,15 +325,15 @@ async function paymentCandidates(
       why.push('named by the line')
     }
     if (Number(order.transfer_amount) === amount) why.push('same amount')
-    else why.push(`amount off by ${formatAmount(Math.abs(Number(order.transfer_amount) - amount))}`)
+    else why.push(`amount off by ${formatThb(Math.abs(Number(order.transfer_amount) - amount))}`)
     return {
       platform_order_id: order.platform_order_id,
       status:
         order.status === 'error' && order.error_reason
           ? `error (${order.error_reason})`
           : order.status,
-      amount: formatAmount(Number(order.amount)),
-      transfer_amount: formatAmount(Number(order.transfer_amount)),
+      amount: formatThb(Number(order.amount)),
+      transfer_amount: formatThb(Number(order.transfer_amount)),
       exact: Number(order.transfer_amount) === amount,
       order_at: formatGatewayDateTime(order.order_at),
       merchant_id: order.merchant_id,

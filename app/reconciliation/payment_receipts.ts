@@ -2,7 +2,7 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 import type PaymentOrder from '#payments/models/payment_order'
 import { lockBankAccount } from '#ledger/ledger'
 import { ActionError } from '#core/validation'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import type { StatementLineRow } from '#reconciliation/line_decision'
 import { senderBankOf } from '#reconciliation/statement_line'
@@ -290,7 +290,7 @@ function identified(
   if (line.claim) {
     return {
       kind: 'claimed',
-      what: `this transfer is statement line #${line.id} (${formatAmount(line.amount)} THB), which`,
+      what: `this transfer is statement line #${line.id} (${formatThb(line.amount)} THB), which`,
       claim: line.claim,
       line,
     }

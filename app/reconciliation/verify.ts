@@ -3,7 +3,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import reconciliationConfig from '#config/reconciliation'
 import { bankAccountCode, depositAccountOfCode, GATEWAY_OWNER } from '#ledger/accounts'
 import { DEPOSIT_CREDIT_KINDS } from '#ledger/recipes'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import { gatewayDaySql } from '#core/clock'
 import type { Actor } from '#core/actor'
 
@@ -241,7 +241,7 @@ export async function checkReconciliation(
     if (row.day === null) {
       problems.push({
         kind: 'bank_posting_without_day',
-        detail: `bank account of deposit account ${accountId} has ${formatAmount(-sum(row.total))} THB posted without a bank day`,
+        detail: `bank account of deposit account ${accountId} has ${formatThb(-sum(row.total))} THB posted without a bank day`,
         depositAccountId: accountId,
       })
       continue
@@ -255,7 +255,7 @@ export async function checkReconciliation(
         kind: 'bank_day_drift',
         detail:
           `deposit account ${entry.depositAccountId}, ${entry.day}: the statement says ` +
-          `${formatAmount(entry.credits - entry.debits)} THB net in, the ledger's bank account ${formatAmount(entry.ledgerNet)}`,
+          `${formatThb(entry.credits - entry.debits)} THB net in, the ledger's bank account ${formatThb(entry.ledgerNet)}`,
         depositAccountId: entry.depositAccountId,
         day: entry.day,
       })
@@ -312,7 +312,7 @@ export async function checkReconciliation(
   for (const row of misfits) {
     problems.push({
       kind: 'claim_line_mismatch',
-      detail: `claim ${row.id} takes statement line #${row.statement_line_id} (${row.direction}, ${formatAmount(sum(row.amount))} THB, account ${row.line_account}) as ${formatAmount(sum(row.received_amount))} THB received on account ${row.deposit_account_id}`,
+      detail: `claim ${row.id} takes statement line #${row.statement_line_id} (${row.direction}, ${formatThb(sum(row.amount))} THB, account ${row.line_account}) as ${formatThb(sum(row.received_amount))} THB received on account ${row.deposit_account_id}`,
       depositAccountId: Number(row.deposit_account_id),
     })
   }
@@ -393,7 +393,7 @@ export async function checkReconciliation(
   for (const item of openReceivables.filter((receivable) => receivable.stale)) {
     problems.push({
       kind: 'stale_receivable',
-      detail: `${item.platformOrderId ?? `claim ${item.claimId}`} was credited ${formatAmount(item.amount)} THB ${Math.floor(item.ageHours)} h ago and its bank line has not arrived (window ${windowHours} h)`,
+      detail: `${item.platformOrderId ?? `claim ${item.claimId}`} was credited ${formatThb(item.amount)} THB ${Math.floor(item.ageHours)} h ago and its bank line has not arrived (window ${windowHours} h)`,
       depositAccountId: item.depositAccountId,
     })
   }
@@ -425,13 +425,13 @@ export async function checkReconciliation(
   if (!scope && clearing.deposit !== unclaimed.amount) {
     problems.push({
       kind: 'clearing_drift',
-      detail: `deposit_clearing holds ${formatAmount(clearing.deposit)} THB; the ${unclaimed.lines} unclaimed credit lines are ${formatAmount(unclaimed.amount)} THB`,
+      detail: `deposit_clearing holds ${formatThb(clearing.deposit)} THB; the ${unclaimed.lines} unclaimed credit lines are ${formatThb(unclaimed.amount)} THB`,
     })
   }
   if (!scope && clearing.receivable !== -owed) {
     problems.push({
       kind: 'receivable_drift',
-      detail: `deposit_receivable holds ${formatAmount(-clearing.receivable)} THB; the ${openReceivables.length} open receivables are ${formatAmount(owed)} THB`,
+      detail: `deposit_receivable holds ${formatThb(-clearing.receivable)} THB; the ${openReceivables.length} open receivables are ${formatThb(owed)} THB`,
     })
   }
 
@@ -442,7 +442,7 @@ export async function checkReconciliation(
   if (!scope && clearing.payout !== waiting - money.unexplained.amount) {
     problems.push({
       kind: 'payout_clearing_drift',
-      detail: `payout_clearing holds ${formatAmount(clearing.payout)} THB; the ${money.openTransfers.length} transfers waiting for their debit line are ${formatAmount(waiting)} THB and the ${money.unexplained.lines} unexplained debits ${formatAmount(money.unexplained.amount)} THB`,
+      detail: `payout_clearing holds ${formatThb(clearing.payout)} THB; the ${money.openTransfers.length} transfers waiting for their debit line are ${formatThb(waiting)} THB and the ${money.unexplained.lines} unexplained debits ${formatThb(money.unexplained.amount)} THB`,
     })
   }
 
@@ -480,7 +480,7 @@ async function moneyOut(trx: TransactionClientContract, now: Date, scope?: Check
     amount += sum(row.amount)
     problems.push({
       kind: 'unexplained_debit',
-      detail: `statement line #${row.id}: ${formatAmount(sum(row.amount))} THB left deposit account ${row.deposit_account_id} and no payout, return or explanation accounts for it`,
+      detail: `statement line #${row.id}: ${formatThb(sum(row.amount))} THB left deposit account ${row.deposit_account_id} and no payout, return or explanation accounts for it`,
       depositAccountId: Number(row.deposit_account_id),
     })
   }
@@ -511,7 +511,7 @@ async function moneyOut(trx: TransactionClientContract, now: Date, scope?: Check
   for (const row of misfits) {
     problems.push({
       kind: 'debit_mismatch',
-      detail: `statement line #${row.statement_line_id} (${row.direction}, ${formatAmount(sum(row.line_amount))} THB) confirms a transfer of ${formatAmount(sum(row.amount))} THB`,
+      detail: `statement line #${row.statement_line_id} (${row.direction}, ${formatThb(sum(row.line_amount))} THB) confirms a transfer of ${formatThb(sum(row.amount))} THB`,
       depositAccountId: Number(row.deposit_account_id),
     })
   }

@@ -3,7 +3,7 @@ import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import type { QueueFilter } from '#review/frozen_queue_query'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount, formatThb } from '#core/money'
+import { formatThb } from '#core/money'
 
 /**
  * Flagged slips: every slip no operator has decided on yet, the oldest
@@ -102,7 +102,7 @@ export async function linesNear(accountId: number, around: Date, transferAmount:
   return rows.map((row) => ({
     id: Number(row.id),
     time: formatGatewayDateTime(new Date(row.line_at)),
-    amount: formatAmount(Number(row.amount)),
+    amount: formatThb(Number(row.amount)),
     exact: Number(row.amount) === transferAmount,
     reference: (row.reference as string | null) ?? null,
     description: String(row.description ?? ''),

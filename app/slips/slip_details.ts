@@ -4,11 +4,11 @@ import type { Forensics, LineSighting } from '#slips/forensics'
 import type { VerificationChecks } from '#slips/verification'
 import type { SourceAnswer } from '#slips/slip_check'
 import { formatGatewayDateTime } from '#core/clock'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 
 const bangkokIso = (iso: unknown) =>
   typeof iso === 'string' && iso ? formatGatewayDateTime(DateTime.fromISO(iso)) : null
-const thb = (satang: unknown) => (typeof satang === 'number' ? formatAmount(satang) : null)
+const thb = (satang: unknown) => (typeof satang === 'number' ? formatThb(satang) : null)
 
 /** One check of the verification as a row: what the order expects, what the slip's source says. */
 interface CheckRow {
@@ -181,7 +181,7 @@ export function slipDetails(slip: PaymentSlip, live: { statementLines?: LineSigh
         id: line.statement_line_id,
         href: `/admin/review/lines/${line.statement_line_id}`,
         deposit_account_id: line.deposit_account_id,
-        amount: formatAmount(line.amount),
+        amount: formatThb(line.amount),
         time: bangkokIso(line.line_at),
         status: line.status,
         order:

@@ -195,7 +195,7 @@ test.group('back-office: slips, statement lines, orders and their claims (browse
     await submit(alice, '#approve-slip')
     assert.include(
       await text(alice, '#error-amount_policy'),
-      `statement line #${line.id} received 1499.00 THB, not the transfer_amount 1500.00 THB: credit what was received (1476.51 THB after the fee of 22.49)`
+      `statement line #${line.id} received 1,499.00 THB, not the transfer_amount 1,500.00 THB: credit what was received (1,476.51 THB after the fee of 22.49)`
     )
     assert.isNull((await PaymentSlip.findOrFail(slip.id)).reviewDecision)
     assert.equal(
@@ -462,7 +462,7 @@ test.group('back-office: slips, statement lines, orders and their claims (browse
     const message = await text(alice, '.flash.error')
     assert.include(
       message,
-      `this transfer is statement line #${line.id} (1599.00 THB), which was already claimed: credited to merchant ${who.merchantId} by operator:carol@example.com`
+      `this transfer is statement line #${line.id} (1,599.00 THB), which was already claimed: credited to merchant ${who.merchantId} by operator:carol@example.com`
     )
     assert.notInclude(message, 'Nothing was saved')
     assert.isNull((await PaymentSlip.findOrFail(slip.id)).reviewDecision)

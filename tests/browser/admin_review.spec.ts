@@ -13,7 +13,7 @@ import { expirePayment, sweepExpiredPayments } from '#payments/actions/expire_pa
 import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
 import { verifyLedger } from '#ledger/verify'
 import { cliActor } from '#core/actor'
-import { formatAmount } from '#core/money'
+import { formatAmount, formatThb } from '#core/money'
 import { closeBrowser, screenshot } from '#tests/helpers/browser'
 import {
   createDepositAccount,
@@ -151,7 +151,7 @@ test.group('back-office review queues (browser)', (group) => {
     assert.isTrue(await alice.locator('#slip-image').evaluate((img: any) => img.naturalWidth > 0))
     assert.include(
       await alice.locator('#nearby-lines').innerText(),
-      formatAmount(order.transferAmount + 40)
+      formatThb(order.transferAmount + 40)
     )
     assert.equal(await alice.locator('#slip-holder').innerText(), 'alice@example.com')
     assert.equal(await alice.locator(`#slip-${slip.id} .slip-forensics`).count(), 1)

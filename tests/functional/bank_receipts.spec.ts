@@ -128,7 +128,7 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     const refused = await refusal(reviewSlip({ slip_id: slip.id, ...APPROVE }, alice))
     assert.match(
       byField(refused).amount_policy,
-      /statement line #\d+ received 1499\.00 THB, not the transfer_amount 1500\.00 THB: credit what was received \(1476\.51 THB after the fee of 22\.49\)/
+      /statement line #\d+ received 1,499\.00 THB, not the transfer_amount 1,500\.00 THB: credit what was received \(1,476\.51 THB after the fee of 22\.49\)/
     )
     const slipRequest = await reviewSlip(
       { slip_id: slip.id, ...APPROVE, amount_policy: 'credit_received' },
@@ -197,7 +197,7 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     )
     assert.equal(
       byField(refused).general,
-      `this transfer is statement line #${line.id} (1599.00 THB), which was already claimed: credited to merchant ${who.merchantId} by operator:alice@example.com at ${formatGatewayDateTime((await db.from('receipt_claims').firstOrFail()).claimed_at)}, statement line #${line.id}`
+      `this transfer is statement line #${line.id} (1,599.00 THB), which was already claimed: credited to merchant ${who.merchantId} by operator:alice@example.com at ${formatGatewayDateTime((await db.from('receipt_claims').firstOrFail()).claimed_at)}, statement line #${line.id}`
     )
     // 1,599.00 received, 1,575.01 credited once (fee 23.99).
     assert.equal(await credited(who), 157_501)

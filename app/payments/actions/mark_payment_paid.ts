@@ -36,7 +36,7 @@ import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import { paymentCredit } from '#ledger/recipes'
 import {
@@ -185,13 +185,13 @@ function assertAmountPolicy(
   if (received === order.transferAmount || data.amount_policy === 'credit_received') return
   const source =
     receipt.kind === 'line'
-      ? `statement line #${receipt.line.id} received ${formatAmount(received)} THB`
-      : `the slip's transfer is ${formatAmount(received)} THB`
+      ? `statement line #${receipt.line.id} received ${formatThb(received)} THB`
+      : `the slip's transfer is ${formatThb(received)} THB`
   const credit = paymentCredit(order, received, feeRateBps)
   throw ActionError.field(
     'amount_policy',
-    `${source}, not the transfer_amount ${formatAmount(order.transferAmount)} THB: ` +
-      `credit what was received (${formatAmount(credit.credited)} THB after the fee of ${formatAmount(credit.fee)}), ` +
+    `${source}, not the transfer_amount ${formatThb(order.transferAmount)} THB: ` +
+      `credit what was received (${formatThb(credit.credited)} THB after the fee of ${formatThb(credit.fee)}), ` +
       `or reject the slip and return the money to the payer`
   )
 }

@@ -30,7 +30,7 @@ import {
 import { recordOrderEvent } from '#core/order_events'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
-import { formatAmount, rateFee } from '#core/money'
+import { formatThb, rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
   assertLineFree,
@@ -176,9 +176,9 @@ export async function prepareAttachLine(
       const now = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
       throw ActionError.field(
         'amount_policy',
-        `${id} was credited ${formatAmount(credited.credited)} THB for ${formatAmount(credited.expectedAmount)} THB expected, ` +
-          `but line #${line.id} received ${formatAmount(line.amount)} THB: credit what was received ` +
-          `(${formatAmount(now.credited)} THB after the fee of ${formatAmount(now.fee)}; the merchant's balance moves by ${formatAmount(now.credited - credited.credited)} THB)`
+        `${id} was credited ${formatThb(credited.credited)} THB for ${formatThb(credited.expectedAmount)} THB expected, ` +
+          `but line #${line.id} received ${formatThb(line.amount)} THB: credit what was received ` +
+          `(${formatThb(now.credited)} THB after the fee of ${formatThb(now.fee)}; the merchant's balance moves by ${formatThb(now.credited - credited.credited)} THB)`
       )
     }
     const mode = 'clear' as const
@@ -195,7 +195,7 @@ export async function prepareAttachLine(
   if (order.transferAmount !== line.amount) {
     throw ActionError.field(
       'platform_order_id',
-      `${id} expects ${formatAmount(order.transferAmount)} THB but line #${line.id} is ${formatAmount(line.amount)} THB: credit the merchant or return the line instead`
+      `${id} expects ${formatThb(order.transferAmount)} THB but line #${line.id} is ${formatThb(line.amount)} THB: credit the merchant or return the line instead`
     )
   }
   let mode: 'pay' | 'late'
@@ -307,7 +307,7 @@ export async function runAttachLine(
       reason:
         `statement line #${line.id} attached: the payment credited before its line is backed by the bank` +
         (settled
-          ? ` for ${formatAmount(line.amount)} THB received: credit corrected to ${formatAmount(settled.credited)} THB (fee ${formatAmount(settled.fee)})`
+          ? ` for ${formatThb(line.amount)} THB received: credit corrected to ${formatThb(settled.credited)} THB (fee ${formatThb(settled.fee)})`
           : '') +
         (request ? `, approval request #${request.id}` : '') +
         `: ${data.comment}`,
@@ -341,8 +341,8 @@ export async function runAttachLine(
       to: order.status,
       actor,
       reason:
-        `late payment: statement line #${line.id} credited ${formatAmount(credited)} THB ` +
-        `(fee ${formatAmount(fee)}) to the merchant's balance` +
+        `late payment: statement line #${line.id} credited ${formatThb(credited)} THB ` +
+        `(fee ${formatThb(fee)}) to the merchant's balance` +
         (request ? `, approval request #${request.id}` : '') +
         `: ${data.comment}`,
     })

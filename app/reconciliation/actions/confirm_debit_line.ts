@@ -17,7 +17,7 @@ import { decisionComment } from '#payments/payment_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
   LINE_ID_MESSAGES,
@@ -146,7 +146,7 @@ async function confirmPayout(
   if (order.amount !== line.amount) {
     throw ActionError.field(
       'platform_order_id',
-      `${order.platformOrderId} sends ${formatAmount(order.amount)} THB but line #${line.id} is ${formatAmount(line.amount)} THB`
+      `${order.platformOrderId} sends ${formatThb(order.amount)} THB but line #${line.id} is ${formatThb(line.amount)} THB`
     )
   }
   const payoutBefore = payoutSnapshot(order)
@@ -211,7 +211,7 @@ async function confirmReturn(
   ) {
     throw ActionError.field(
       'returned_line_id',
-      `the return of line #${returnedLineId} sends ${formatAmount(confirmation.amount)} THB from deposit account ${confirmation.depositAccountId}; line #${line.id} is ${formatAmount(line.amount)} THB on account ${line.deposit_account_id}`
+      `the return of line #${returnedLineId} sends ${formatThb(confirmation.amount)} THB from deposit account ${confirmation.depositAccountId}; line #${line.id} is ${formatThb(line.amount)} THB on account ${line.deposit_account_id}`
     )
   }
   await confirmWithLine(trx, confirmation, line)

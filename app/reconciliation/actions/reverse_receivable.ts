@@ -14,7 +14,7 @@ import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
-import { formatAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import { toClaim } from '#reconciliation/receipts'
 
@@ -91,7 +91,7 @@ export async function reverseReceivable(input: Record<string, unknown>, actor: A
         .where('id', claim.id)
         .update({ reversed_at: new Date(), reversed_by_actor: actor.name.slice(0, 120) })
       const said =
-        `credit of ${formatAmount(credit.creditedBase - credit.fee)} THB reversed ` +
+        `credit of ${formatThb(credit.creditedBase - credit.fee)} THB reversed ` +
         `(${data.reason_code}): ${data.comment}`
       if (order.status === 'unsettled_paid') {
         await transitionPayment(trx, order, { to: 'freeze', actor, reason: said })
