@@ -118,6 +118,16 @@ test.group('statement line decisions', (group) => {
       byField(again).general,
       /^statement line #\d+ was already attached by you at \d{2}:\d{2} \(GMT\+7\); nothing more to do$/
     )
+    // The same operator attaching it to another order is not a repeat: an error, nothing saved.
+    const other = await createPayment(who, '100.00')
+    const elsewhere = await refusal(
+      attachStatementLine(
+        { statement_line_id: line.id, platform_order_id: other.platformOrderId, ...ATTACH },
+        alice.actor
+      )
+    )
+    assert.notInstanceOf(elsewhere, AlreadyDone)
+    assert.include(byField(elsewhere).general, 'a line is decided once; nothing was saved')
     // Another operator's second try hears how the money was taken.
     const byBob = await refusal(
       attachStatementLine(

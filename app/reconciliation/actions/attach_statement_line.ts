@@ -155,7 +155,18 @@ export async function prepareAttachLine(
   actor?: Actor
 ) {
   const line = await lockLine(trx, data.statement_line_id)
-  await assertLineFree(trx, line, { decision: 'attached', actor })
+  // The order asked for, read without its lock (the line is locked first,
+  // as everywhere): a repeat is "already done" only for the same order.
+  const asked = await trx
+    .from('payment_orders')
+    .where('platform_order_id', data.platform_order_id)
+    .select('id')
+    .first()
+  await assertLineFree(trx, line, {
+    decision: 'attached',
+    actor,
+    paymentOrderId: asked ? Number(asked.id) : -1,
+  })
   const order = await lockPayment(trx, data.platform_order_id)
   const id = order.platformOrderId
   await assertNotAwaited(trx, line, order.id)
