@@ -1,8 +1,8 @@
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
-import { OrderEvent } from '#core/order_events'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError } from '#core/validation'
+import { byWhom, latestOrderEvent } from '#core/already_done'
 
 /**
  * An approval refused because the order it would move money on is frozen.
@@ -20,24 +20,6 @@ export class FrozenOrderRefusal extends ActionError {
   }
 }
 
-/** Who froze the order and when, from its latest freeze event (null: none recorded). */
-async function latestFreeze(trx: TransactionClientContract, order: PaymentOrder) {
-  return (
-    OrderEvent.query({ client: trx })
-      .where('order_type', 'payment')
-      .where('order_id', order.id)
-      .where('to_status', 'freeze')
-      // The freeze itself, not a later event that leaves it frozen (a review hold).
-      .whereNot('from_status', 'freeze')
-      .orderBy('id', 'desc')
-      .first()
-  )
-}
-
-function actorInWords(actor: string) {
-  return actor.startsWith('operator:') ? actor.slice('operator:'.length) : actor
-}
-
 /**
  * A freeze stops money: approving a request that would credit a frozen order
  * (mark it paid, approve its slip, attach a statement line to it) is refused
@@ -52,9 +34,13 @@ export async function assertNotFrozenForApproval(
   requestId: number
 ) {
   if (order.status !== 'freeze') return
-  const event = await latestFreeze(trx, order)
+  // The freeze itself, not a later event that leaves it frozen (a review hold).
+  const event = await latestOrderEvent(trx, 'payment', order.id, {
+    to: 'freeze',
+    notFrom: 'freeze',
+  })
   const by = event
-    ? ` (by ${actorInWords(event.actor)} at ${formatGatewayDateTime(event.createdAt)?.slice(0, 16)} GMT+7)`
+    ? ` (by ${byWhom(event.actor)} at ${formatGatewayDateTime(event.createdAt)?.slice(0, 16)} GMT+7)`
     : ''
   throw new FrozenOrderRefusal(
     order.platformOrderId,
