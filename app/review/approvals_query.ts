@@ -5,7 +5,7 @@ import type { QueueFilter } from '#review/frozen_queue_query'
 import { findApprovableAction } from '#approvals/approvable_actions'
 import { formatGatewayDateTime } from '#core/clock'
 import type { OperatorRole } from '#operators/roles'
-import { formatThb, parseAmount } from '#core/money'
+import { formatThb } from '#core/money'
 import Platform from '#merchants/models/platform'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
@@ -102,42 +102,6 @@ async function requestReceipt(row: Record<string, any>) {
     }
   }
   return null
-}
-
-/** "10000.00" (the receipt views' plain amounts, shared with other pages) as "10,000.00". */
-function thb(value: string | null | undefined) {
-  if (value === null || value === undefined) return value ?? null
-  const sign = value.startsWith('-') ? -1 : 1
-  const satang = parseAmount(value.replace(/^[+-]/, ''))
-  if (satang === null) return value
-  return `${value.startsWith('+') ? '+' : ''}${formatThb(sign * satang)}`
-}
-
-/** The receipt with its amounts as operators read them. */
-function readableReceipt(receipt: Awaited<ReturnType<typeof requestReceipt>>) {
-  if (!receipt) return receipt
-  if (receipt.kind === 'line') {
-    return { ...receipt, line: { ...receipt.line, amount: formatThb(receipt.line.amount_satang) } }
-  }
-  const amounts = receipt.amounts && {
-    ...receipt.amounts,
-    received: thb(receipt.amounts.received)!,
-    transfer_amount: thb(receipt.amounts.transfer_amount)!,
-    difference: thb(receipt.amounts.difference)!,
-    credited: thb(receipt.amounts.credited)!,
-    fee: thb(receipt.amounts.fee)!,
-  }
-  const preview = receipt.preview && readablePreview(receipt.preview)
-  return { ...receipt, amounts, preview }
-}
-
-function readablePreview<T extends Record<string, any>>(preview: T): T {
-  const shown: Record<string, any> = { ...preview }
-  if (shown.line && typeof shown.line.amount_satang === 'number') {
-    shown.line = { ...shown.line, amount: formatThb(shown.line.amount_satang) }
-  }
-  if (typeof shown.expected === 'string') shown.expected = thb(shown.expected)
-  return shown as T
 }
 
 const operatorNames = async (ids: Array<number | null>) => {
@@ -322,7 +286,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         expired: new Date(row.expires_at).getTime() <= now,
         holder: holder?.operatorEmail ?? null,
         holder_id: holder?.operatorId ?? null,
-        receipt: readableReceipt(receipts[index]),
+        receipt: receipts[index],
         facts: facts[index],
         frozen: frozen[index],
       }
