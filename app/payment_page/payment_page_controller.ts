@@ -128,18 +128,24 @@ export default class PaymentPageController {
         .toPath(`/pay/${encodeURIComponent(String(params.uuid))}?lang=${lang}&slip=${flag}`)
     }
 
-    // Per source IP, before the body or the database is read.
-    const retryAfter = await (await slipRateLimit()).consume(request.ip())
+    // Before the body is read. Customers of one mobile carrier share a source
+    // address: a request for an open order counts against that address and
+    // that order only, so a customer who retries too fast never stops another
+    // customer's upload; the rest (unknown or closed orders) count per address.
+    const order = await findOrderByUuid(params.uuid)
+    const open = order !== null && acceptsSlips(order)
+    const retryAfter = await (
+      await slipRateLimit()
+    ).consume(open ? `${request.ip()}|${order.uuid}` : request.ip())
     if (retryAfter !== null) {
       response.header('Retry-After', String(retryAfter))
       return back('rate-limited')
     }
-    const order = await findOrderByUuid(params.uuid)
     if (!order) {
       response.status(404)
       return view.render('pay/not_found', { t: PAGE_TEXT[lang], lang })
     }
-    if (!acceptsSlips(order)) return back('closed')
+    if (!open) return back('closed')
 
     const form = await readSlipForm(request, slipLimits.maxBytes)
     if (form.kind !== 'image') return back(form.kind)

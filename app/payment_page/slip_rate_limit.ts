@@ -5,7 +5,8 @@ import { redisUsable } from '#core/redis'
 const WINDOW_SECONDS = 60
 
 /**
- * Slip upload requests per minute per source IP on the hosted payment page,
+ * Slip upload requests per minute on the hosted payment page, per source IP
+ * and open order (or per source IP for requests naming no open order),
  * counted in Redis so that every web process shares one counter (the same
  * library and fallback as the merchant API's limits): while Redis cannot
  * answer, each process counts in its own memory, so the limit stays on.
@@ -33,13 +34,13 @@ export class PaymentPageSlipRateLimit {
   }
 
   /**
-   * Counts one request from `ip`. Returns null when it may go on, or the
-   * seconds until the address may try again.
+   * Counts one request under `key`. Returns null when it may go on, or the
+   * seconds until that key may try again.
    */
-  async consume(ip: string): Promise<number | null> {
+  async consume(key: string): Promise<number | null> {
     const counter = (await redisUsable(this.redis)) ? this.#shared : this.#memory
     try {
-      await counter.consume(ip, 1)
+      await counter.consume(key, 1)
       return null
     } catch (outcome) {
       if (!(outcome instanceof RateLimiterRes)) return null // no store could answer: let it through

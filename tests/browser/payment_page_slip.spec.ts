@@ -461,7 +461,7 @@ test.group('payment page slip upload (browser)', (group) => {
     assert.include(unknown.text, 'ไม่พบรายการชำระเงินนี้')
   })
 
-  test('10 requests per minute per IP, counted across two web processes: the 11th is refused', async ({
+  test('10 requests per minute per address and order, counted across two web processes: the 11th is refused, a neighbour on the same address is not', async ({
     assert,
   }) => {
     const second = await startSecondGateway()
@@ -494,6 +494,30 @@ test.group('payment page slip upload (browser)', (group) => {
       // Another address is not affected.
       const elsewhere = await postSlip(order, null, { localAddress: '127.0.0.8' })
       assert.equal(outcomeOf(elsewhere, order), 'missing')
+
+      // Nor is another customer behind the same address (one carrier NAT):
+      // their own order's slip goes through.
+      const neighbour = await openOrder()
+      const theirs = await postSlip(
+        neighbour,
+        { bytes: await slipOf(neighbour) },
+        { localAddress: from, baseUrl: second.url }
+      )
+      assert.equal(outcomeOf(theirs, neighbour), 'received')
+      assert.lengthOf(await slipsOf(neighbour), 1)
+
+      // Requests that name no open order count per address: guessing order
+      // ids from the same address is stopped after ten.
+      const guesses: number[] = []
+      for (let i = 0; i < 11; i++) {
+        const guess = await postSlip(
+          { uuid: `0190f5e2-8a3b-7c4d-9e5f-0123456789${String(i).padStart(2, '0')}` },
+          null,
+          { localAddress: '127.0.0.9' }
+        )
+        guesses.push(guess.status)
+      }
+      assert.deepEqual(guesses, [...Array(10).fill(404), 303])
 
       // A customer whose address used up its minute sees why, on the page.
       const other = await openOrder()
