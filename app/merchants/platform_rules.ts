@@ -60,6 +60,8 @@ export function platformSnapshot(platform: Platform) {
     settlement_hours: hours(platform.settlementOpenFrom, platform.settlementOpenTo),
     /** THB as configure-platform accepts it; null: no second operator needed. */
     four_eyes_threshold:
-      platform.fourEyesThreshold === null ? null : formatAmount(platform.fourEyesThreshold),
+      platform.fourEyesThreshold === null || platform.fourEyesThreshold === undefined
+        ? null
+        : formatAmount(platform.fourEyesThreshold),
   }
 }
