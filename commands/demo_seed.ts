@@ -1,6 +1,7 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { withDeadlockRetry } from '#core/db_retry'
 
 interface DemoCredentials {
   merchant_id: string
@@ -75,15 +76,17 @@ export default class DemoSeed extends BaseCommand {
         actor
       )
       // An opening balance so that /balance shows the ledger at work.
-      await db.transaction((trx) =>
-        postLedgerTransaction(
-          trx,
-          adjustmentPosting({
-            merchantId: merchant.id,
-            reference: { type: 'merchant', id: merchant.merchantId },
-            amount: 1_000_000,
-            description: 'demo opening balance',
-          })
+      await withDeadlockRetry(() =>
+        db.transaction((trx) =>
+          postLedgerTransaction(
+            trx,
+            adjustmentPosting({
+              merchantId: merchant.id,
+              reference: { type: 'merchant', id: merchant.merchantId },
+              amount: 1_000_000,
+              description: 'demo opening balance',
+            })
+          )
         )
       )
       // Every kind of deposit: QR and bill-payment QR for /payment/create, the

@@ -1,6 +1,8 @@
 import env from '#start/env'
 import logger from '@adonisjs/core/services/logger'
 import { defineConfig } from '@adonisjs/lucid'
+// A refused COMMIT must throw (Galera refuses conflicting transactions there).
+import '#core/db_retry'
 
 /**
  * Tests never use DB_DATABASE: the suite empties every table of its database,
@@ -48,6 +50,31 @@ const knexLog = {
 const STRICT_SESSION =
   "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, 'STRICT_TRANS_TABLES')"
 
+/**
+ * DB_SYNC_WAIT (Galera): every session also sets wsrep_sync_wait, so that a
+ * read waits until the node has applied every write set the cluster had
+ * committed when the read began (1 = reads; see the Galera notes). A plain
+ * MariaDB accepts the variable and ignores it; a server without it (MySQL)
+ * fails the connection with a message that names the setting, rather than
+ * serving the stale reads the operator asked to rule out.
+ */
+export function sessionSetup(syncWait: number | undefined, statements = '') {
+  // An extra assignment of the same SET: the main pool sends one statement per query.
+  const sql =
+    STRICT_SESSION +
+    (syncWait === undefined ? '' : `, SESSION wsrep_sync_wait = ${Math.trunc(syncWait)}`) +
+    statements
+  return (conn: SessionConnection, done: AfterCreateDone) =>
+    conn.query(sql, (error) => {
+      if (error && (error as { errno?: number }).errno === 1193 && syncWait !== undefined) {
+        error = new Error(
+          `DB_SYNC_WAIT is set but the server has no wsrep_sync_wait (not MariaDB): unset DB_SYNC_WAIT (${error.message})`
+        )
+      }
+      done(error, conn)
+    })
+}
+
 /** The pool of statement batches (app/core/sql_batch.ts). */
 export const BATCH_CONNECTION = 'mysql_batched'
 
@@ -78,8 +105,7 @@ const dbConfig = defineConfig({
         min: 0,
         max: 20,
         acquireTimeoutMillis: 15_000,
-        afterCreate: (conn: SessionConnection, done: AfterCreateDone) =>
-          conn.query(STRICT_SESSION, (error) => done(error, conn)),
+        afterCreate: sessionSetup(env.get('DB_SYNC_WAIT')),
       },
       migrations: {
         naturalSort: true,
@@ -103,11 +129,10 @@ const dbConfig = defineConfig({
         min: 0,
         max: 20,
         acquireTimeoutMillis: 15_000,
-        afterCreate: (conn: SessionConnection, done: AfterCreateDone) =>
-          conn.query(
-            `${STRICT_SESSION}; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED`,
-            (error) => done(error, conn)
-          ),
+        afterCreate: sessionSetup(
+          env.get('DB_SYNC_WAIT'),
+          '; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'
+        ),
       },
       ...{ log: knexLog },
     },

@@ -34,11 +34,22 @@ export default await Env.create(new URL('../', import.meta.url), {
   DB_PASSWORD: Env.schema.string.optional(),
   DB_DATABASE: Env.schema.string.optional(),
   DB_TEST_DATABASE: Env.schema.string.optional(),
+  /** wsrep_sync_wait on each connection (Galera): 1 = reads wait for the cluster's latest commit. */
+  DB_SYNC_WAIT: Env.schema.number.optional(),
 
   REDIS_HOST: Env.schema.string.optional({ format: 'host' }),
   REDIS_PORT: Env.schema.number.optional(),
   REDIS_PASSWORD: Env.schema.string.optional(),
   REDIS_DB: Env.schema.number.optional(),
+  /** host:port,host:port of Redis Sentinels; when set, REDIS_HOST/PORT are ignored. */
+  REDIS_SENTINELS: Env.schema.string.optional(),
+  REDIS_MASTER_NAME: Env.schema.string.optional(),
+  REDIS_SENTINEL_PASSWORD: Env.schema.string.optional(),
+
+  /** Port of the Prometheus endpoint (GET /metrics) of the web process; unset = off. */
+  METRICS_PORT: Env.schema.number.optional(),
+  METRICS_WORKER_PORT: Env.schema.number.optional(),
+  METRICS_HOST: Env.schema.string.optional({ format: 'host' }),
 
   QUEUE_PREFIX: Env.schema.string.optional(),
   QUEUE_LOCK_DURATION_MS: Env.schema.number.optional(),

@@ -24,9 +24,12 @@ const CODES = new Set([
 /**
  * MySQL error numbers: too many connections (1040), server shutting down
  * (1053), user connection limit (1203), and the client-side "can't connect"
- * (2002, 2003) and "server gone / lost" (2006, 2013).
+ * (2002, 2003) and "server gone / lost" (2006, 2013); and a Galera node
+ * that is not in the Primary component or is leaving it, which refuses
+ * every statement, reads included (1047 "WSREP has not yet prepared node
+ * for application use"): HAProxy takes it out within seconds.
  */
-const ERRNOS = new Set([1040, 1053, 1203, 2002, 2003, 2006, 2013])
+const ERRNOS = new Set([1040, 1047, 1053, 1203, 2002, 2003, 2006, 2013])
 
 /** knex's pool acquire timeout, ioredis's exhausted retries and cluster failure. */
 const NAMES = new Set(['KnexTimeoutError', 'MaxRetriesPerRequestError', 'ClusterAllFailedError'])

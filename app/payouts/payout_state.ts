@@ -10,6 +10,7 @@ import { changedPayoutEventStatement, recordOrderEvent } from '#core/order_event
 import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
 import PayoutOrder from '#payouts/models/payout_order'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 /**
  * Withdraw and settlement state machine (spec: Withdraw and settlement order
@@ -169,23 +170,25 @@ export async function compareAndSetPayoutStatus(
     set.push('connector_reference = ?')
     values.push(change.connectorReference)
   }
-  const [updated, , rows] = await batchTransaction((trx) =>
-    trx.run([
-      statement(`UPDATE payout_orders SET ${set.join(', ')} WHERE id = ? AND status = ?`, [
-        ...values,
-        payoutOrderId,
-        from,
-      ]),
-      changedPayoutEventStatement({
-        orderId: payoutOrderId,
-        from,
-        to: change.to,
-        actor: change.actor,
-        reason: change.reason,
-      }),
-      statement('SELECT * FROM payout_orders WHERE id = ?', [payoutOrderId]),
-      COMMIT,
-    ])
+  const [updated, , rows] = await withDeadlockRetry(() =>
+    batchTransaction((trx) =>
+      trx.run([
+        statement(`UPDATE payout_orders SET ${set.join(', ')} WHERE id = ? AND status = ?`, [
+          ...values,
+          payoutOrderId,
+          from,
+        ]),
+        changedPayoutEventStatement({
+          orderId: payoutOrderId,
+          from,
+          to: change.to,
+          actor: change.actor,
+          reason: change.reason,
+        }),
+        statement('SELECT * FROM payout_orders WHERE id = ?', [payoutOrderId]),
+        COMMIT,
+      ])
+    )
   )
   return {
     order: rows[0] ? PayoutOrder.$createFromAdapterResult(rows[0]) : null,

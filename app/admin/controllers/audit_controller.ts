@@ -8,6 +8,7 @@ import { formatGatewayDateTime } from '#core/clock'
 import type AuditLog from '#core/audit_log'
 import { operatorActor } from '#admin/operator_action'
 import { formatThb, parseAmount } from '#core/money'
+import { withDeadlockRetry } from '#core/db_retry'
 
 const PER_PAGE = 25
 const FILTERS = ['actor', 'action', 'target', 'from', 'to'] as const
@@ -138,12 +139,14 @@ export default class AuditController {
   /** Everything the filters match as CSV, streamed; the export itself is audited. */
   async export(ctx: HttpContext) {
     const filters = filtersOf(ctx)
-    await db.transaction((trx) =>
-      recordAudit(trx, operatorActor(ctx), {
-        action: 'audit.export',
-        target: { type: 'audit_log', id: 'csv' },
-        details: { filters },
-      })
+    await withDeadlockRetry(() =>
+      db.transaction((trx) =>
+        recordAudit(trx, operatorActor(ctx), {
+          action: 'audit.export',
+          target: { type: 'audit_log', id: 'csv' },
+          details: { filters },
+        })
+      )
     )
     const csv = stringify({
       header: true,

@@ -22,6 +22,7 @@ import { BANKS } from '#core/banks'
 import { recordAudit } from '#core/audit'
 import { ActionError } from '#core/validation'
 import { operatorActor, submitAction } from '#admin/operator_action'
+import { withDeadlockRetry } from '#core/db_retry'
 
 const PER_PAGE = 25
 
@@ -141,12 +142,14 @@ export default class PayoutsController {
       ctx.session.flash('error', `${name} is not on this server.`)
       return ctx.response.redirect('/admin/payouts')
     }
-    await db.transaction((trx) =>
-      recordAudit(trx, operatorActor(ctx), {
-        action: 'payouts.file_download',
-        target: { type: 'payout_batch', id: name.slice(0, 21) },
-        details: { file: name },
-      })
+    await withDeadlockRetry(() =>
+      db.transaction((trx) =>
+        recordAudit(trx, operatorActor(ctx), {
+          action: 'payouts.file_download',
+          target: { type: 'payout_batch', id: name.slice(0, 21) },
+          details: { file: name },
+        })
+      )
     )
     return sendCsv(ctx, path)
   }

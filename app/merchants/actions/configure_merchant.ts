@@ -23,6 +23,7 @@ import {
   type FieldError,
 } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const configureMerchantValidator = vine.compile(
   vine.object({
@@ -92,29 +93,31 @@ const COLUMNS = {
  */
 export async function configureMerchant(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(configureMerchantValidator, input, MERCHANT_MESSAGES)
-  const result = await db.transaction(async (trx) => {
-    const merchant = await lockMerchant(trx, data.merchant_id)
-    const before = merchantSnapshot(merchant)
-    for (const [field, property] of Object.entries(COLUMNS)) {
-      const value = data[field as keyof typeof COLUMNS]
-      if (value !== undefined) merchant.merge({ [property]: value })
-    }
-    const errors = limitErrors(merchant, data)
-    if (errors.length > 0) throw new ActionError(errors)
+  const result = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const merchant = await lockMerchant(trx, data.merchant_id)
+      const before = merchantSnapshot(merchant)
+      for (const [field, property] of Object.entries(COLUMNS)) {
+        const value = data[field as keyof typeof COLUMNS]
+        if (value !== undefined) merchant.merge({ [property]: value })
+      }
+      const errors = limitErrors(merchant, data)
+      if (errors.length > 0) throw new ActionError(errors)
 
-    const diff = changedValues(before, merchantSnapshot(merchant))
-    if (diff.changed.length > 0) {
-      await merchant.useTransaction(trx).save()
-      await recordAudit(trx, actor, {
-        action: 'merchant.configure',
-        target: { type: 'merchant', id: merchant.merchantId },
-        before: diff.before,
-        after: diff.after,
-        reason: { comment: data.comment },
-      })
-    }
-    return { merchant, changed: diff.changed }
-  })
+      const diff = changedValues(before, merchantSnapshot(merchant))
+      if (diff.changed.length > 0) {
+        await merchant.useTransaction(trx).save()
+        await recordAudit(trx, actor, {
+          action: 'merchant.configure',
+          target: { type: 'merchant', id: merchant.merchantId },
+          before: diff.before,
+          after: diff.after,
+          reason: { comment: data.comment },
+        })
+      }
+      return { merchant, changed: diff.changed }
+    })
+  )
   return { ...result, warnings: await merchantWarnings(result.merchant) }
 }
 

@@ -4,7 +4,7 @@ import Platform from '#merchants/models/platform'
 import { PLATFORM_CODE, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { isDuplicateKey } from '#core/db_retry'
+import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 
 export const createPlatformValidator = vine.compile(
@@ -23,23 +23,25 @@ const MESSAGES = {
 export async function createPlatform(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(createPlatformValidator, input, MESSAGES)
   try {
-    return await db.transaction(async (trx) => {
-      const platform = await Platform.create(
-        {
-          code: data.code,
-          name: data.name ?? data.code,
-          paymentPageDomain: data.payment_page_domain ?? null,
-          depositEnabled: true,
-        },
-        { client: trx }
-      )
-      await recordAudit(trx, actor, {
-        action: 'platform.create',
-        target: { type: 'platform', id: platform.code },
-        after: platformSnapshot(platform),
+    return await withDeadlockRetry(() =>
+      db.transaction(async (trx) => {
+        const platform = await Platform.create(
+          {
+            code: data.code,
+            name: data.name ?? data.code,
+            paymentPageDomain: data.payment_page_domain ?? null,
+            depositEnabled: true,
+          },
+          { client: trx }
+        )
+        await recordAudit(trx, actor, {
+          action: 'platform.create',
+          target: { type: 'platform', id: platform.code },
+          after: platformSnapshot(platform),
+        })
+        return platform
       })
-      return platform
-    })
+    )
   } catch (error) {
     if (isDuplicateKey(error))
       throw ActionError.field('code', `platform "${data.code}" already exists`)

@@ -8,6 +8,7 @@ import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit } from '#core/audit'
 import { validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 /** An IPv4/IPv6 address or CIDR block; becomes its canonical "addr/prefix". */
 const cidrBlock = vine.createRule((value, _options, field: FieldContext) => {
@@ -40,44 +41,46 @@ export const editIpWhitelistValidator = vine.compile(
  */
 export async function editIpWhitelist(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(editIpWhitelistValidator, input)
-  return db.transaction(async (trx) => {
-    const merchant = await lockMerchant(trx, data.merchant_id)
-    const before = await whitelistFor(merchant.id, trx)
-    const list = [...before]
-    const result = { added: [] as string[], alreadyListed: [] as string[] }
-    const removal = { removed: [] as string[], notListed: [] as string[] }
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const merchant = await lockMerchant(trx, data.merchant_id)
+      const before = await whitelistFor(merchant.id, trx)
+      const list = [...before]
+      const result = { added: [] as string[], alreadyListed: [] as string[] }
+      const removal = { removed: [] as string[], notListed: [] as string[] }
 
-    for (const cidr of data.add ?? []) {
-      if (list.includes(cidr)) {
-        result.alreadyListed.push(cidr)
-        continue
+      for (const cidr of data.add ?? []) {
+        if (list.includes(cidr)) {
+          result.alreadyListed.push(cidr)
+          continue
+        }
+        await MerchantIpWhitelistEntry.create({ merchantId: merchant.id, cidr }, { client: trx })
+        list.push(cidr)
+        result.added.push(cidr)
       }
-      await MerchantIpWhitelistEntry.create({ merchantId: merchant.id, cidr }, { client: trx })
-      list.push(cidr)
-      result.added.push(cidr)
-    }
-    for (const cidr of data.remove ?? []) {
-      if (!list.includes(cidr)) {
-        removal.notListed.push(cidr)
-        continue
+      for (const cidr of data.remove ?? []) {
+        if (!list.includes(cidr)) {
+          removal.notListed.push(cidr)
+          continue
+        }
+        await MerchantIpWhitelistEntry.query({ client: trx })
+          .where({ merchant_id: merchant.id, cidr })
+          .delete()
+        list.splice(list.indexOf(cidr), 1)
+        removal.removed.push(cidr)
       }
-      await MerchantIpWhitelistEntry.query({ client: trx })
-        .where({ merchant_id: merchant.id, cidr })
-        .delete()
-      list.splice(list.indexOf(cidr), 1)
-      removal.removed.push(cidr)
-    }
 
-    if (result.added.length + removal.removed.length > 0) {
-      await merchantAuthChanged(trx, merchant.merchantId)
-      await recordAudit(trx, actor, {
-        action: 'merchant.ip_whitelist.edit',
-        target: { type: 'merchant', id: merchant.merchantId },
-        before: { ip_whitelist: before },
-        after: { ip_whitelist: list },
-        reason: { comment: data.comment },
-      })
-    }
-    return { merchant, ...result, ...removal, whitelist: list }
-  })
+      if (result.added.length + removal.removed.length > 0) {
+        await merchantAuthChanged(trx, merchant.merchantId)
+        await recordAudit(trx, actor, {
+          action: 'merchant.ip_whitelist.edit',
+          target: { type: 'merchant', id: merchant.merchantId },
+          before: { ip_whitelist: before },
+          after: { ip_whitelist: list },
+          reason: { comment: data.comment },
+        })
+      }
+      return { merchant, ...result, ...removal, whitelist: list }
+    })
+  )
 }

@@ -10,6 +10,7 @@ import { lockMerchant } from '#merchants/merchant_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 /** "BANK:ACCOUNT_NO"; becomes its canonical form (digits only). */
 const settlementAccount = vine.createRule((value, _options, field: FieldContext) => {
@@ -42,54 +43,56 @@ export const editSettlementAccountsValidator = vine.compile(
  */
 export async function editSettlementAccounts(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(editSettlementAccountsValidator, input)
-  return db.transaction(async (trx) => {
-    const merchant = await lockMerchant(trx, data.merchant_id)
-    const before = await settlementAccountsOf(merchant.id, trx)
-    const list = [...before]
-    const added: string[] = []
-    const removed: string[] = []
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const merchant = await lockMerchant(trx, data.merchant_id)
+      const before = await settlementAccountsOf(merchant.id, trx)
+      const list = [...before]
+      const added: string[] = []
+      const removed: string[] = []
 
-    const missing = (data.remove ?? []).filter((entry) => !list.includes(entry))
-    if (missing.length > 0) {
-      throw new ActionError(
-        missing.map((entry) => ({
-          field: 'remove',
-          message: `remove: ${entry} is not a registered settlement account`,
-        }))
-      )
-    }
-    for (const entry of data.add ?? []) {
-      if (list.includes(entry)) continue
-      const [bank, accountNo] = entry.split(':')
-      await trx.table('merchant_settlement_accounts').insert({
-        merchant_id: merchant.id,
-        bank,
-        account_no: accountNo,
-        created_at: new Date(),
-      })
-      list.push(entry)
-      added.push(entry)
-    }
-    for (const entry of data.remove ?? []) {
-      if (!list.includes(entry)) continue
-      const [bank, accountNo] = entry.split(':')
-      await trx
-        .from('merchant_settlement_accounts')
-        .where({ merchant_id: merchant.id, bank, account_no: accountNo })
-        .delete()
-      list.splice(list.indexOf(entry), 1)
-      removed.push(entry)
-    }
+      const missing = (data.remove ?? []).filter((entry) => !list.includes(entry))
+      if (missing.length > 0) {
+        throw new ActionError(
+          missing.map((entry) => ({
+            field: 'remove',
+            message: `remove: ${entry} is not a registered settlement account`,
+          }))
+        )
+      }
+      for (const entry of data.add ?? []) {
+        if (list.includes(entry)) continue
+        const [bank, accountNo] = entry.split(':')
+        await trx.table('merchant_settlement_accounts').insert({
+          merchant_id: merchant.id,
+          bank,
+          account_no: accountNo,
+          created_at: new Date(),
+        })
+        list.push(entry)
+        added.push(entry)
+      }
+      for (const entry of data.remove ?? []) {
+        if (!list.includes(entry)) continue
+        const [bank, accountNo] = entry.split(':')
+        await trx
+          .from('merchant_settlement_accounts')
+          .where({ merchant_id: merchant.id, bank, account_no: accountNo })
+          .delete()
+        list.splice(list.indexOf(entry), 1)
+        removed.push(entry)
+      }
 
-    if (added.length + removed.length > 0) {
-      await recordAudit(trx, actor, {
-        action: 'merchant.settlement_accounts.edit',
-        target: { type: 'merchant', id: merchant.merchantId },
-        before: { settlement_accounts: before },
-        after: { settlement_accounts: list },
-        reason: { comment: data.comment },
-      })
-    }
-    return { merchant, added, removed, settlementAccounts: list }
-  })
+      if (added.length + removed.length > 0) {
+        await recordAudit(trx, actor, {
+          action: 'merchant.settlement_accounts.edit',
+          target: { type: 'merchant', id: merchant.merchantId },
+          before: { settlement_accounts: before },
+          after: { settlement_accounts: list },
+          reason: { comment: data.comment },
+        })
+      }
+      return { merchant, added, removed, settlementAccounts: list }
+    })
+  )
 }

@@ -14,6 +14,7 @@ import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit, type Reason } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 /** Which credentials to rotate and for how long the previous ones keep working. */
 export const rotationFields = {
@@ -48,18 +49,20 @@ export function rotationOf(data: { token?: boolean; secret?: boolean; grace_seco
 export async function rotateCredentials(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(rotateCredentialsValidator, input, MERCHANT_MESSAGES)
   const rotation = rotationOf(data)
-  return db.transaction(async (trx) => {
-    const merchant = await lockMerchant(trx, data.merchant_id)
-    const replacement = await replaceCredentials(trx, merchant, rotation)
-    await merchantAuthChanged(trx, merchant.merchantId)
-    await auditRotation(trx, actor, merchant, replacement, { comment: data.comment })
-    return {
-      merchant,
-      ...replacement.issued,
-      grace_seconds: rotation.graceSeconds,
-      previous_valid_until: replacement.previousValidUntil,
-    }
-  })
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const merchant = await lockMerchant(trx, data.merchant_id)
+      const replacement = await replaceCredentials(trx, merchant, rotation)
+      await merchantAuthChanged(trx, merchant.merchantId)
+      await auditRotation(trx, actor, merchant, replacement, { comment: data.comment })
+      return {
+        merchant,
+        ...replacement.issued,
+        grace_seconds: rotation.graceSeconds,
+        previous_valid_until: replacement.previousValidUntil,
+      }
+    })
+  )
 }
 
 /** The audit row of a rotation, now or scheduled: which credential replaced which, never the values. */

@@ -9,6 +9,7 @@ import { recordAudit } from '#core/audit'
 import { dispatch } from '#core/queue/queue_manager'
 import { validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const scheduleCredentialRotationValidator = vine.compile(
   vine.object({
@@ -27,30 +28,32 @@ export const scheduleCredentialRotationValidator = vine.compile(
 export async function scheduleCredentialRotation(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(scheduleCredentialRotationValidator, input, MERCHANT_MESSAGES)
   const rotation = rotationOf(data)
-  const scheduled = await db.transaction(async (trx) => {
-    const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
-    const row = await ScheduledCredentialRotation.create(
-      {
-        merchantId: merchant.id,
-        rotateToken: rotation.token,
-        rotateSecret: rotation.secret,
-        graceSeconds: rotation.graceSeconds,
-        runAt: data.run_at,
-        status: 'scheduled',
-        requestedBy: actor.name,
-        requestedByOperatorId: actor.operatorId ?? null,
-        comment: data.comment ?? null,
-      },
-      { client: trx }
-    )
-    await recordAudit(trx, actor, {
-      action: 'merchant.credentials.schedule_rotation',
-      target: { type: 'merchant', id: merchant.merchantId },
-      after: rotationSnapshot(row),
-      reason: { comment: data.comment },
+  const scheduled = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
+      const row = await ScheduledCredentialRotation.create(
+        {
+          merchantId: merchant.id,
+          rotateToken: rotation.token,
+          rotateSecret: rotation.secret,
+          graceSeconds: rotation.graceSeconds,
+          runAt: data.run_at,
+          status: 'scheduled',
+          requestedBy: actor.name,
+          requestedByOperatorId: actor.operatorId ?? null,
+          comment: data.comment ?? null,
+        },
+        { client: trx }
+      )
+      await recordAudit(trx, actor, {
+        action: 'merchant.credentials.schedule_rotation',
+        target: { type: 'merchant', id: merchant.merchantId },
+        after: rotationSnapshot(row),
+        reason: { comment: data.comment },
+      })
+      return { merchant, rotation: row }
     })
-    return { merchant, rotation: row }
-  })
+  )
   await enqueueRotation(scheduled.rotation)
   return scheduled
 }

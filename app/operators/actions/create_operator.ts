@@ -4,7 +4,7 @@ import Operator from '#operators/models/operator'
 import { OPERATOR_ROLES } from '#operators/roles'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { isDuplicateKey } from '#core/db_retry'
+import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import { issueEnrolmentLink } from '#operators/enrolment_link'
 import type { Actor } from '#core/actor'
 
@@ -26,23 +26,25 @@ export async function createOperator(input: Record<string, unknown>, actor: Acto
     'email.email': 'email must be an email address',
   })
   try {
-    return await db.transaction(async (trx) => {
-      const operator = new Operator().merge({
-        email: data.email,
-        name: data.name ?? data.email.split('@')[0],
-        role: data.role,
-        password: null,
+    return await withDeadlockRetry(() =>
+      db.transaction(async (trx) => {
+        const operator = new Operator().merge({
+          email: data.email,
+          name: data.name ?? data.email.split('@')[0],
+          role: data.role,
+          password: null,
+        })
+        const link = issueEnrolmentLink(operator)
+        await operator.useTransaction(trx).save()
+        await recordAudit(trx, actor, {
+          action: 'operator.create',
+          target: { type: 'operator', id: operator.email },
+          after: { email: operator.email, name: operator.name, role: operator.role },
+          details: { enrolment_link_expires_at: link.expiresAt.toISO() },
+        })
+        return { operator, link }
       })
-      const link = issueEnrolmentLink(operator)
-      await operator.useTransaction(trx).save()
-      await recordAudit(trx, actor, {
-        action: 'operator.create',
-        target: { type: 'operator', id: operator.email },
-        after: { email: operator.email, name: operator.name, role: operator.role },
-        details: { enrolment_link_expires_at: link.expiresAt.toISO() },
-      })
-      return { operator, link }
-    })
+    )
   } catch (error) {
     if (isDuplicateKey(error)) {
       throw ActionError.field('email', `an operator with email ${data.email} already exists`)

@@ -7,6 +7,7 @@ import { endAllSessions } from '#operators/sign_in'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const setOperatorPasswordValidator = vine.compile(
   vine.object({
@@ -45,32 +46,34 @@ export async function setOperatorPassword(
     'password.minLength': 'password must be at least 12 characters',
     'password_confirmation.confirmed': 'the two passwords differ',
   })
-  const operator = await db.transaction(async (trx) => {
-    const found = await operatorOfEnrolmentLink(data.token)
-    if (!found) throw ActionError.general(INVALID_LINK)
-    const locked = await Operator.query({ client: trx }).where('id', found.id).forUpdate().first()
-    // Used meanwhile (another tab): the hash no longer matches.
-    if (!locked || locked.enrolmentTokenHash !== found.enrolmentTokenHash) {
-      throw ActionError.general(INVALID_LINK)
-    }
-    if (data.password.trim().toLowerCase() === locked.email) {
-      throw ActionError.field('password', 'password must not be your email address')
-    }
-    locked.password = data.password // hashed by the model (AuthFinder)
-    locked.enrolmentTokenHash = null
-    locked.enrolmentExpiresAt = null
-    await locked.useTransaction(trx).save()
-    await recordAudit(
-      trx,
-      { ...origin, name: locked.actorName, operatorId: locked.id },
-      {
-        action: 'operator.set_password',
-        target: { type: 'operator', id: locked.email },
-        details: { via: 'enrolment_link' },
+  const operator = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const found = await operatorOfEnrolmentLink(data.token)
+      if (!found) throw ActionError.general(INVALID_LINK)
+      const locked = await Operator.query({ client: trx }).where('id', found.id).forUpdate().first()
+      // Used meanwhile (another tab): the hash no longer matches.
+      if (!locked || locked.enrolmentTokenHash !== found.enrolmentTokenHash) {
+        throw ActionError.general(INVALID_LINK)
       }
-    )
-    return locked
-  })
+      if (data.password.trim().toLowerCase() === locked.email) {
+        throw ActionError.field('password', 'password must not be your email address')
+      }
+      locked.password = data.password // hashed by the model (AuthFinder)
+      locked.enrolmentTokenHash = null
+      locked.enrolmentExpiresAt = null
+      await locked.useTransaction(trx).save()
+      await recordAudit(
+        trx,
+        { ...origin, name: locked.actorName, operatorId: locked.id },
+        {
+          action: 'operator.set_password',
+          target: { type: 'operator', id: locked.email },
+          details: { via: 'enrolment_link' },
+        }
+      )
+      return locked
+    })
+  )
   await endAllSessions(operator.id)
   return operator
 }

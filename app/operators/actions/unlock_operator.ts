@@ -9,6 +9,7 @@ import {
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const unlockOperatorValidator = vine.compile(
   vine.object({
@@ -30,13 +31,15 @@ export async function unlockOperator(input: Record<string, unknown>, actor: Acto
   const lockedFor = await accountLockedFor(operator.email)
   const failures = await accountFailureCount(operator.email)
   await clearAccountFailures(operator.email)
-  await db.transaction(async (trx) => {
-    await recordAudit(trx, actor, {
-      action: 'operator.unlock',
-      target: { type: 'operator', id: operator.email },
-      reason: { comment: data.comment },
-      details: { was_locked: lockedFor > 0, failures_forgotten: failures },
+  await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      await recordAudit(trx, actor, {
+        action: 'operator.unlock',
+        target: { type: 'operator', id: operator.email },
+        reason: { comment: data.comment },
+        details: { was_locked: lockedFor > 0, failures_forgotten: failures },
+      })
     })
-  })
+  )
   return { operator, wasLocked: lockedFor > 0 }
 }

@@ -8,6 +8,7 @@ import { issueEnrolmentLink } from '#operators/enrolment_link'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const updateOperatorValidator = vine.compile(
   vine.object({
@@ -40,40 +41,42 @@ function snapshot(operator: Operator) {
  */
 export async function updateOperator(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(updateOperatorValidator, input)
-  const result = await db.transaction(async (trx) => {
-    const operator = await Operator.query({ client: trx })
-      .where('email', data.email)
-      .forUpdate()
-      .first()
-    if (!operator) throw ActionError.notFound('email', `no operator ${data.email}`)
-    if (actor.operatorId === operator.id) {
-      throw ActionError.general('you cannot change your own role or access; ask another admin')
-    }
-    const before = snapshot(operator)
-    if (data.role !== undefined) operator.role = data.role
-    if (data.enabled !== undefined) operator.disabledAt = data.enabled ? null : DateTime.utc()
-    if (data.reset_second_factor) {
-      operator.totpSecretEncrypted = null
-      operator.totpEnabledAt = null
-      operator.totpLastStep = null
-      operator.recoveryCodeHashes = null
-    }
-    const link = data.new_link ? issueEnrolmentLink(operator) : null
-    if (link) operator.password = null
-    const diff = changedValues(before, snapshot(operator))
-    if (diff.changed.length > 0 || link) {
-      await operator.useTransaction(trx).save()
-      await recordAudit(trx, actor, {
-        action: 'operator.update',
-        target: { type: 'operator', id: operator.email },
-        before: diff.before,
-        after: diff.after,
-        reason: { comment: data.comment },
-        details: link ? { enrolment_link_expires_at: link.expiresAt.toISO() } : undefined,
-      })
-    }
-    return { operator, changed: diff.changed, link }
-  })
+  const result = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const operator = await Operator.query({ client: trx })
+        .where('email', data.email)
+        .forUpdate()
+        .first()
+      if (!operator) throw ActionError.notFound('email', `no operator ${data.email}`)
+      if (actor.operatorId === operator.id) {
+        throw ActionError.general('you cannot change your own role or access; ask another admin')
+      }
+      const before = snapshot(operator)
+      if (data.role !== undefined) operator.role = data.role
+      if (data.enabled !== undefined) operator.disabledAt = data.enabled ? null : DateTime.utc()
+      if (data.reset_second_factor) {
+        operator.totpSecretEncrypted = null
+        operator.totpEnabledAt = null
+        operator.totpLastStep = null
+        operator.recoveryCodeHashes = null
+      }
+      const link = data.new_link ? issueEnrolmentLink(operator) : null
+      if (link) operator.password = null
+      const diff = changedValues(before, snapshot(operator))
+      if (diff.changed.length > 0 || link) {
+        await operator.useTransaction(trx).save()
+        await recordAudit(trx, actor, {
+          action: 'operator.update',
+          target: { type: 'operator', id: operator.email },
+          before: diff.before,
+          after: diff.after,
+          reason: { comment: data.comment },
+          details: link ? { enrolment_link_expires_at: link.expiresAt.toISO() } : undefined,
+        })
+      }
+      return { operator, changed: diff.changed, link }
+    })
+  )
   const { operator, changed } = result
   if (
     changed.includes('enabled') ||

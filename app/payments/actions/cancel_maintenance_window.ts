@@ -7,6 +7,7 @@ import { changedValues, recordAudit } from '#core/audit'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const cancelMaintenanceWindowValidator = vine.compile(
   vine.object({
@@ -28,34 +29,36 @@ const MESSAGES = {
  */
 export async function cancelMaintenanceWindow(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(cancelMaintenanceWindowValidator, input, MESSAGES)
-  return db.transaction(async (trx) => {
-    const window = await MaintenanceWindow.query({ client: trx })
-      .where('id', data.id)
-      .forUpdate()
-      .first()
-    if (!window) throw ActionError.notFound('id', `no maintenance window with id ${data.id}`)
-    const now = DateTime.utc()
-    if (window.cancelledAt) {
-      throw ActionError.field('id', `maintenance window ${window.id} is already cancelled`)
-    }
-    if (window.endsAt <= now) {
-      throw ActionError.field(
-        'id',
-        `maintenance window ${window.id} already ended at ${formatGatewayDateTime(window.endsAt)} (GMT+7)`
-      )
-    }
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const window = await MaintenanceWindow.query({ client: trx })
+        .where('id', data.id)
+        .forUpdate()
+        .first()
+      if (!window) throw ActionError.notFound('id', `no maintenance window with id ${data.id}`)
+      const now = DateTime.utc()
+      if (window.cancelledAt) {
+        throw ActionError.field('id', `maintenance window ${window.id} is already cancelled`)
+      }
+      if (window.endsAt <= now) {
+        throw ActionError.field(
+          'id',
+          `maintenance window ${window.id} already ended at ${formatGatewayDateTime(window.endsAt)} (GMT+7)`
+        )
+      }
 
-    const before = maintenanceWindowSnapshot(window)
-    window.merge({ cancelledAt: now, cancelledBy: actor.name })
-    await window.useTransaction(trx).save()
-    const diff = changedValues(before, maintenanceWindowSnapshot(window))
-    await recordAudit(trx, actor, {
-      action: 'maintenance_window.cancel',
-      target: { type: 'maintenance_window', id: String(window.id) },
-      before: diff.before,
-      after: diff.after,
-      reason: { comment: data.comment },
+      const before = maintenanceWindowSnapshot(window)
+      window.merge({ cancelledAt: now, cancelledBy: actor.name })
+      await window.useTransaction(trx).save()
+      const diff = changedValues(before, maintenanceWindowSnapshot(window))
+      await recordAudit(trx, actor, {
+        action: 'maintenance_window.cancel',
+        target: { type: 'maintenance_window', id: String(window.id) },
+        before: diff.before,
+        after: diff.after,
+        reason: { comment: data.comment },
+      })
+      return window
     })
-    return window
-  })
+  )
 }

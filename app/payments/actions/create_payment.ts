@@ -118,8 +118,11 @@ export class CreatePayment {
     )
     const refusals: string[] = []
     for (const candidate of candidates) {
-      const outcome = await withDeadlockRetry(() =>
-        this.#attempt(merchant, type, input, candidate, request)
+      // With the merchant's request row first in the batch, a re-run after an
+      // unknown COMMIT either creates the order or finds the first run.
+      const outcome = await withDeadlockRetry(
+        () => this.#attempt(merchant, type, input, candidate, request),
+        { idempotent: request !== undefined }
       )
       // No job is queued for the order's expiry: the worker's expiry sweep finds it by expire_at.
       if (outcome.ok) return { order: outcome.order, platform }

@@ -4,6 +4,7 @@ import PaymentOrder from '#payments/models/payment_order'
 import { transitionPayment } from '#payments/payment_state'
 import { SYSTEM } from '#core/actor'
 import { sweepDue } from '#core/sweep'
+import { withDeadlockRetry } from '#core/db_retry'
 
 /**
  * open → error for an order past its expire_datetime, with its transfer_amount
@@ -12,23 +13,28 @@ import { sweepDue } from '#core/sweep'
  * alone. Returns whether the order was expired by this call.
  */
 export async function expirePayment(paymentOrderId: number, now: DateTime = DateTime.utc()) {
-  return db.transaction(async (trx) => {
-    const order = await PaymentOrder.query({ client: trx })
-      .where('id', paymentOrderId)
-      .forUpdate()
-      .first()
-    if (!order || order.status !== 'open' || order.awaitingReview) return false
-    if (order.expireAt > now) return false
+  return withDeadlockRetry(
+    () =>
+      db.transaction(async (trx) => {
+        const order = await PaymentOrder.query({ client: trx })
+          .where('id', paymentOrderId)
+          .forUpdate()
+          .first()
+        if (!order || order.status !== 'open' || order.awaitingReview) return false
+        if (order.expireAt > now) return false
 
-    await transitionPayment(trx, order, {
-      to: 'error',
-      actor: SYSTEM,
-      reason: 'expired',
-      errorReason: 'expired',
-      now,
-    })
-    return true
-  })
+        await transitionPayment(trx, order, {
+          to: 'error',
+          actor: SYSTEM,
+          reason: 'expired',
+          errorReason: 'expired',
+          now,
+        })
+        return true
+      }),
+    // Idempotent: a re-run after a lost COMMIT finds the order moved on.
+    { idempotent: true }
+  )
 }
 
 /**

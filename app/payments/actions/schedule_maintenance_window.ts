@@ -9,6 +9,7 @@ import { recordAudit } from '#core/audit'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError, validateInput, type FieldError } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const scheduleMaintenanceWindowValidator = vine.compile(
   vine.object({
@@ -59,33 +60,35 @@ export async function scheduleMaintenanceWindow(input: Record<string, unknown>, 
   }
   if (errors.length > 0) throw new ActionError(errors)
 
-  return db.transaction(async (trx) => {
-    if (data.deposit_account_id !== undefined) {
-      const account = await DepositAccount.find(data.deposit_account_id, { client: trx })
-      if (!account) {
-        throw ActionError.notFound(
-          'deposit_account_id',
-          `no deposit account with id ${data.deposit_account_id}`
-        )
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      if (data.deposit_account_id !== undefined) {
+        const account = await DepositAccount.find(data.deposit_account_id, { client: trx })
+        if (!account) {
+          throw ActionError.notFound(
+            'deposit_account_id',
+            `no deposit account with id ${data.deposit_account_id}`
+          )
+        }
       }
-    }
-    const window = await MaintenanceWindow.create(
-      {
-        depositAccountId: data.deposit_account_id ?? null,
-        bank: data.bank ?? null,
-        startsAt: from,
-        endsAt: to,
-        reason: data.reason,
-        createdBy: actor.name,
-      },
-      { client: trx }
-    )
-    await recordAudit(trx, actor, {
-      action: 'maintenance_window.schedule',
-      target: { type: 'maintenance_window', id: String(window.id) },
-      after: maintenanceWindowSnapshot(window),
-      reason: { comment: data.reason },
+      const window = await MaintenanceWindow.create(
+        {
+          depositAccountId: data.deposit_account_id ?? null,
+          bank: data.bank ?? null,
+          startsAt: from,
+          endsAt: to,
+          reason: data.reason,
+          createdBy: actor.name,
+        },
+        { client: trx }
+      )
+      await recordAudit(trx, actor, {
+        action: 'maintenance_window.schedule',
+        target: { type: 'maintenance_window', id: String(window.id) },
+        after: maintenanceWindowSnapshot(window),
+        reason: { comment: data.reason },
+      })
+      return window
     })
-    return window
-  })
+  )
 }

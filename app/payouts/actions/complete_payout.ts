@@ -14,6 +14,10 @@ import { assertHoldTransition } from '#payouts/hold_state'
 import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
+import { withDeadlockRetry } from '#core/db_retry'
+
+/** A re-run after a lost COMMIT finds the order final (or the hold released) and changes nothing. */
+const IDEMPOTENT = { idempotent: true }
 
 export type PayoutOutcome =
   | { success: true }
@@ -36,7 +40,9 @@ export async function completePayout(
   } = {}
 ) {
   const run = <T>(work: (trx: TransactionClientContract) => Promise<T>) =>
-    options.client ? work(options.client) : db.transaction(work)
+    options.client
+      ? work(options.client)
+      : withDeadlockRetry(() => db.transaction(work), IDEMPOTENT)
   return run(async (trx) => {
     const order = await PayoutOrder.query({ client: trx })
       .where('id', payoutOrderId)
@@ -60,27 +66,31 @@ export async function completePayout(
  * amount + fee back to balance and stays open. Idempotent.
  */
 export async function releasePayoutHold(payoutOrderId: number, now = DateTime.utc()) {
-  return db.transaction(async (trx) => {
-    const order = await PayoutOrder.query({ client: trx })
-      .where('id', payoutOrderId)
-      .forUpdate()
-      .first()
-    if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
-    if (order.holdExpiresAt > now) return false
-    assertHoldTransition(order.holdState, 'released')
-    await postLedgerTransaction(trx, holdReleasedPosting(order))
-    order.holdState = 'released'
-    await order.useTransaction(trx).save()
-    await recordOrderEvent(trx, {
-      orderType: order.kind,
-      orderId: order.id,
-      from: order.status,
-      to: order.status,
-      actor: SYSTEM,
-      reason: 'hold released: no final answer within the hold period',
-    })
-    return true
-  })
+  return withDeadlockRetry(
+    () =>
+      db.transaction(async (trx) => {
+        const order = await PayoutOrder.query({ client: trx })
+          .where('id', payoutOrderId)
+          .forUpdate()
+          .first()
+        if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
+        if (order.holdExpiresAt > now) return false
+        assertHoldTransition(order.holdState, 'released')
+        await postLedgerTransaction(trx, holdReleasedPosting(order))
+        order.holdState = 'released'
+        await order.useTransaction(trx).save()
+        await recordOrderEvent(trx, {
+          orderType: order.kind,
+          orderId: order.id,
+          from: order.status,
+          to: order.status,
+          actor: SYSTEM,
+          reason: 'hold released: no final answer within the hold period',
+        })
+        return true
+      }),
+    IDEMPOTENT
+  )
 }
 
 /**

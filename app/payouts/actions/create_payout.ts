@@ -93,76 +93,86 @@ export class CreatePayout {
     if (kind === 'settlement') await assertRegisteredSettlementAccount(merchant, input)
 
     const fee = payoutFee(merchant, kind, input.amount)
-    const order = await withDeadlockRetry(() =>
-      batchTransaction(async (trx) => {
-        const now = DateTime.utc()
-        const created = new PayoutOrder().fill({
-          platformOrderId: newPlatformOrderId(
-            merchant.orderPrefix,
-            kind === 'withdraw' ? 'W' : 'M',
-            now
-          ),
-          merchantId: merchant.id,
-          kind,
-          merchantOrderId: input.merchantOrderId,
-          amount: input.amount,
-          fee,
-          bank: input.bank,
-          accountNo: input.accountNo,
-          accountName: input.accountName,
-          notifyUrl: input.notifyUrl,
-          status: 'new',
-          holdState: 'held',
-          holdExpiresAt: now.plus({ seconds: holdSeconds() }),
-          connector: connector.name,
-          orderAt: now,
-        })
-        const hold = holdPosting({
-          kind,
-          platformOrderId: created.platformOrderId,
-          merchantId: merchant.id,
-          amount: input.amount,
-          fee,
-        })
-        const holdStatements = postingStatements(hold)
+    // With the merchant's request row first in the batch, a re-run after an
+    // unknown COMMIT either creates the order or finds the first run.
+    const order = await withDeadlockRetry(
+      () =>
+        batchTransaction(async (trx) => {
+          const now = DateTime.utc()
+          const created = new PayoutOrder().fill({
+            platformOrderId: newPlatformOrderId(
+              merchant.orderPrefix,
+              kind === 'withdraw' ? 'W' : 'M',
+              now
+            ),
+            merchantId: merchant.id,
+            kind,
+            merchantOrderId: input.merchantOrderId,
+            amount: input.amount,
+            fee,
+            bank: input.bank,
+            accountNo: input.accountNo,
+            accountName: input.accountName,
+            notifyUrl: input.notifyUrl,
+            status: 'new',
+            holdState: 'held',
+            holdExpiresAt: now.plus({ seconds: holdSeconds() }),
+            connector: connector.name,
+            orderAt: now,
+          })
+          const hold = holdPosting({
+            kind,
+            platformOrderId: created.platformOrderId,
+            merchantId: merchant.id,
+            amount: input.amount,
+            fee,
+          })
+          const holdStatements = postingStatements(hold)
 
-        // One round trip, ending in the COMMIT: the duplicate rule's row (a
-        // settlement's merchant_order_id, a withdrawal's bank, account and
-        // amount), the order, its event and the hold of amount + fee. The
-        // merchant's balance row, which every payout of the merchant needs,
-        // is locked and released inside the server.
-        try {
-          const results = await trx.run([
-            // The request first: a duplicate of it waits here for this one's end.
-            ...(request ? [requestStatement(request, kind)] : []),
-            kind === 'settlement'
-              ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
-              : recordWithdrawalStatement(merchant.id, input, now, merchant.withdrawDuplicateCheck),
-            insertStatement(created),
-            ...(request ? [linkOrderStatement(request)] : []),
-            createdOrderEventStatement({
-              orderType: kind,
-              to: 'new',
-              actor: merchantActor(merchant.merchantId),
-            }),
-            ...holdStatements,
-            COMMIT,
-          ])
-          return markInserted(created, results[request ? 2 : 1])
-        } catch (error) {
-          if (request && isRequestTaken(error, request)) throw new RequestAlreadyProcessed(request)
-          const refusal =
-            asDuplicateMerchantOrderId(error, input.merchantOrderId) ??
-            asDuplicateWithdrawal(error, input) ??
-            ledgerRefusal(error, hold, merchant.id)
-          if (refusal instanceof InsufficientBalanceError) {
-            throw new InsufficientBalance(
-              `insufficient balance: amount + fee = ${formatAmount(input.amount + fee)} exceeds the available balance`
-            )
+          // One round trip, ending in the COMMIT: the duplicate rule's row (a
+          // settlement's merchant_order_id, a withdrawal's bank, account and
+          // amount), the order, its event and the hold of amount + fee. The
+          // merchant's balance row, which every payout of the merchant needs,
+          // is locked and released inside the server.
+          try {
+            const results = await trx.run([
+              // The request first: a duplicate of it waits here for this one's end.
+              ...(request ? [requestStatement(request, kind)] : []),
+              kind === 'settlement'
+                ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
+                : recordWithdrawalStatement(
+                    merchant.id,
+                    input,
+                    now,
+                    merchant.withdrawDuplicateCheck
+                  ),
+              insertStatement(created),
+              ...(request ? [linkOrderStatement(request)] : []),
+              createdOrderEventStatement({
+                orderType: kind,
+                to: 'new',
+                actor: merchantActor(merchant.merchantId),
+              }),
+              ...holdStatements,
+              COMMIT,
+            ])
+            return markInserted(created, results[request ? 2 : 1])
+          } catch (error) {
+            if (request && isRequestTaken(error, request))
+              throw new RequestAlreadyProcessed(request)
+            const refusal =
+              asDuplicateMerchantOrderId(error, input.merchantOrderId) ??
+              asDuplicateWithdrawal(error, input) ??
+              ledgerRefusal(error, hold, merchant.id)
+            if (refusal instanceof InsufficientBalanceError) {
+              throw new InsufficientBalance(
+                `insufficient balance: amount + fee = ${formatAmount(input.amount + fee)} exceeds the available balance`
+              )
+            }
+            throw refusal ?? error
           }
-          throw refusal ?? error
-        }
-      })
+        }),
+      { idempotent: request !== undefined }
     )
 
     await scheduleAfterCreate(order)

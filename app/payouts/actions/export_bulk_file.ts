@@ -11,6 +11,7 @@ import { transitionPayout } from '#payouts/payout_state'
 import { recordAudit } from '#core/audit'
 import { validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const exportBulkFileValidator = vine.compile(
   vine.object({
@@ -46,7 +47,15 @@ export async function exportBulkFile(input: Record<string, unknown>, actor: Acto
   const partials: string[] = []
   let result: Awaited<ReturnType<typeof writeBatch>>
   try {
-    result = await writeBatch(directory, batchId, partials, actor, bank)
+    // A retried batch writes its files again: the failed attempt's partial files go first.
+    result = await withDeadlockRetry(async () => {
+      try {
+        return await writeBatch(directory, batchId, partials, actor, bank)
+      } catch (error) {
+        await Promise.all(partials.splice(0).map((path) => rm(path, { force: true })))
+        throw error
+      }
+    })
   } catch (error) {
     await Promise.all(partials.map((path) => rm(path, { force: true })))
     throw error

@@ -6,6 +6,7 @@ import { payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const recordPayoutOutcomeValidator = vine.compile(
   vine.object({
@@ -33,40 +34,42 @@ export async function recordPayoutOutcome(input: Record<string, unknown>, actor:
   if (data.outcome === 'success' && data.reason !== undefined) {
     throw ActionError.field('reason', 'reason is only given when the outcome is failed')
   }
-  return db.transaction(async (trx) => {
-    const order = await PayoutOrder.query({ client: trx })
-      .where('platform_order_id', data.platform_order_id)
-      .forUpdate()
-      .first()
-    if (!order) {
-      throw ActionError.notFound(
-        'platform_order_id',
-        `No withdrawal or settlement ${data.platform_order_id}`
+  return withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const order = await PayoutOrder.query({ client: trx })
+        .where('platform_order_id', data.platform_order_id)
+        .forUpdate()
+        .first()
+      if (!order) {
+        throw ActionError.notFound(
+          'platform_order_id',
+          `No withdrawal or settlement ${data.platform_order_id}`
+        )
+      }
+      // queue: the bank has not been sent the transfer; final: already decided.
+      if (order.status !== 'pending') {
+        throw ActionError.field(
+          'platform_order_id',
+          `${order.platformOrderId} is ${order.status}; only a pending payout can be completed`
+        )
+      }
+      const before = payoutSnapshot(order)
+      await completePayout(
+        order.id,
+        data.outcome === 'success' ? { success: true } : { success: false, reason: data.reason! },
+        // An operator's word: the transfer is an open item until its debit line arrives.
+        { client: trx, actor, sentBy: 'by_hand' }
       )
-    }
-    // queue: the bank has not been sent the transfer; final: already decided.
-    if (order.status !== 'pending') {
-      throw ActionError.field(
-        'platform_order_id',
-        `${order.platformOrderId} is ${order.status}; only a pending payout can be completed`
-      )
-    }
-    const before = payoutSnapshot(order)
-    await completePayout(
-      order.id,
-      data.outcome === 'success' ? { success: true } : { success: false, reason: data.reason! },
-      // An operator's word: the transfer is an open item until its debit line arrives.
-      { client: trx, actor, sentBy: 'by_hand' }
-    )
-    const completed = await PayoutOrder.query({ client: trx }).where('id', order.id).firstOrFail()
-    const diff = changedValues(before, payoutSnapshot(completed))
-    await recordAudit(trx, actor, {
-      action: 'payout.complete',
-      target: { type: completed.kind, id: completed.platformOrderId },
-      before: diff.before,
-      after: diff.after,
-      reason: { comment: data.reason },
+      const completed = await PayoutOrder.query({ client: trx }).where('id', order.id).firstOrFail()
+      const diff = changedValues(before, payoutSnapshot(completed))
+      await recordAudit(trx, actor, {
+        action: 'payout.complete',
+        target: { type: completed.kind, id: completed.platformOrderId },
+        before: diff.before,
+        after: diff.after,
+        reason: { comment: data.reason },
+      })
+      return completed
     })
-    return completed
-  })
+  )
 }

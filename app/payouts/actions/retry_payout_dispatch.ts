@@ -9,6 +9,7 @@ import { payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const retryPayoutDispatchValidator = vine.compile(
   vine.object({
@@ -58,29 +59,31 @@ export function retryDispatchRefusal(
  */
 export async function retryPayoutDispatch(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(retryPayoutDispatchValidator, input)
-  const before = await db.transaction(async (trx) => {
-    const order = await PayoutOrder.query({ client: trx })
-      .where('platform_order_id', data.platform_order_id)
-      .forUpdate()
-      .first()
-    if (!order) {
-      throw ActionError.notFound(
-        'platform_order_id',
-        `No withdrawal or settlement ${data.platform_order_id}`
-      )
-    }
-    const refusal = retryDispatchRefusal(order)
-    if (refusal) throw ActionError.field('platform_order_id', refusal)
-    const snapshot = payoutSnapshot(order)
-    await recordAudit(trx, actor, {
-      action: 'payout.dispatch_retry',
-      target: { type: order.kind, id: order.platformOrderId },
-      before: snapshot,
-      reason: { comment: data.comment },
-      details: { connector: order.connector },
+  const before = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const order = await PayoutOrder.query({ client: trx })
+        .where('platform_order_id', data.platform_order_id)
+        .forUpdate()
+        .first()
+      if (!order) {
+        throw ActionError.notFound(
+          'platform_order_id',
+          `No withdrawal or settlement ${data.platform_order_id}`
+        )
+      }
+      const refusal = retryDispatchRefusal(order)
+      if (refusal) throw ActionError.field('platform_order_id', refusal)
+      const snapshot = payoutSnapshot(order)
+      await recordAudit(trx, actor, {
+        action: 'payout.dispatch_retry',
+        target: { type: order.kind, id: order.platformOrderId },
+        before: snapshot,
+        reason: { comment: data.comment },
+        details: { connector: order.connector },
+      })
+      return order
     })
-    return order
-  })
+  )
 
   let result: Awaited<ReturnType<typeof dispatchPayout>>
   try {

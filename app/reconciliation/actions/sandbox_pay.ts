@@ -17,6 +17,7 @@ import { ActionError, thbAmount, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { buildSlipMiniQr } from '#slips/mini_qr'
 import { maskAccountNo, renderSlipImage } from '#slips/sandbox_slip_image'
+import { withDeadlockRetry } from '#core/db_retry'
 
 export const sandboxPayValidator = vine.compile(
   vine.object({
@@ -60,22 +61,24 @@ export async function sandboxPay(input: Record<string, unknown>, actor: Actor) {
         ),
     },
   ]
-  const stored = await db.transaction(async (trx) => {
-    const result = await storeStatement(trx, {
-      account,
-      layout: 'sandbox',
-      fileName: `sandbox-${order.platformOrderId}-${transRef}`,
-      fileSha256: createHash('sha256').update(JSON.stringify(lines)).digest('hex'),
-      lines,
-      actor,
+  const stored = await withDeadlockRetry(() =>
+    db.transaction(async (trx) => {
+      const result = await storeStatement(trx, {
+        account,
+        layout: 'sandbox',
+        fileName: `sandbox-${order.platformOrderId}-${transRef}`,
+        fileSha256: createHash('sha256').update(JSON.stringify(lines)).digest('hex'),
+        lines,
+        actor,
+      })
+      await recordAudit(trx, actor, {
+        action: 'sandbox.pay',
+        target: { type: 'payment', id: order.platformOrderId },
+        details: { amount, trans_ref: transRef, import_id: result.importId },
+      })
+      return result
     })
-    await recordAudit(trx, actor, {
-      action: 'sandbox.pay',
-      target: { type: 'payment', id: order.platformOrderId },
-      details: { amount, trans_ref: transRef, import_id: result.importId },
-    })
-    return result
-  })
+  )
   const results = await matchImport(account.id, stored.importId)
   // A slip uploaded before the transfer arrived is verified now, not at the next sweep.
   await scheduleSlipRecheck(account.id)

@@ -1,0 +1,115 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import app from '@adonisjs/core/services/app'
+import db from '@adonisjs/lucid/services/db'
+import { MigrationRunner } from '@adonisjs/lucid/migration'
+import type { ConnectionConfig } from '@adonisjs/lucid/types/database'
+import dbConfig, { BATCH_CONNECTION, sessionSetup } from '#config/database'
+import { startGalera, type GaleraCluster, type GaleraNode } from '../../bin/cluster/galera.js'
+
+/** The gateway's database on the test cluster (the cluster is private to the run). */
+export const GALERA_DATABASE = 'gateway'
+
+export interface TestGalera {
+  cluster: GaleraCluster
+  nodes: GaleraNode[]
+  /** Name of a Lucid connection to `node` (strict sessions; wsrep_sync_wait when given). */
+  connectionTo(node: GaleraNode, options?: { syncWait?: number }): string
+  stop(): Promise<void>
+}
+
+/** The gateway's own connection settings, with the server swapped for a cluster node. */
+function nodeConfig(name: string, node: GaleraNode, syncWait?: number): ConnectionConfig {
+  const base = dbConfig.connections[name] as unknown as {
+    connection: Record<string, unknown>
+    pool?: Record<string, unknown>
+  }
+  const batched = name === BATCH_CONNECTION
+  return {
+    ...base,
+    connection: { ...base.connection, port: node.port, database: GALERA_DATABASE },
+    pool: {
+      ...base.pool,
+      afterCreate: sessionSetup(
+        syncWait,
+        batched ? '; SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED' : ''
+      ),
+    },
+  } as unknown as ConnectionConfig
+}
+
+/**
+ * Every mariadbd (and mariadb-install-db) of the cluster with its own tmpdir,
+ * next to its my.cnf: a starting server deletes every #sql* file of its
+ * tmpdir, so nodes sharing /tmp (bin/cluster/galera.ts sets no tmpdir)
+ * remove each other's temporary tables and mariadb-install-db fails about
+ * one start in two. The binaries are wrapped on the PATH while the cluster
+ * starts: spawn() reads the PATH and TMPDIR then.
+ */
+async function withPrivateTmpdirs<T>(directory: string, start: () => Promise<T>): Promise<T> {
+  const bin = join(directory, 'bin')
+  await mkdir(bin)
+  for (const [name, real] of [
+    ['mariadbd', '/usr/sbin/mariadbd'],
+    ['mariadb-install-db', '/usr/bin/mariadb-install-db'],
+  ]) {
+    const script = [
+      '#!/bin/sh',
+      'for arg in "$@"; do case "$arg" in --defaults-file=*) dir=$(dirname "${arg#--defaults-file=}") ;; esac; done',
+      'if [ -n "$dir" ]; then mkdir -p "$dir/tmp" && export TMPDIR="$dir/tmp"; fi',
+      `exec ${real} "$@"`,
+      '',
+    ].join('\n')
+    await writeFile(join(bin, name), script, { mode: 0o755 })
+  }
+  const savedPath = process.env.PATH
+  process.env.PATH = `${bin}:${savedPath}`
+  try {
+    return await start()
+  } finally {
+    process.env.PATH = savedPath
+  }
+}
+
+/**
+ * A three-node Galera cluster in a temporary directory, with the gateway's
+ * schema migrated on it and the gateway's own connections (the default one
+ * and the batch pool) moved to node n1 until stop(): the gateway's code runs
+ * against the cluster unchanged.
+ */
+export async function startTestGalera(): Promise<TestGalera> {
+  const directory = await mkdtemp(join(tmpdir(), 'gw-galera-'))
+  const cluster = await withPrivateTmpdirs(directory, () => startGalera({ directory }))
+  const [n1] = cluster.nodes
+  await n1.query(`CREATE DATABASE ${GALERA_DATABASE}`)
+
+  const added: string[] = []
+  for (const name of ['mysql', BATCH_CONNECTION]) {
+    db.manager.patch(name, nodeConfig(name, n1))
+  }
+  const runner = new MigrationRunner(db, app, { direction: 'up', connectionName: 'mysql' })
+  await runner.run()
+  if (runner.error) throw runner.error
+
+  return {
+    cluster,
+    nodes: cluster.nodes,
+    connectionTo(node, options = {}) {
+      const name = `galera_${node.name}${options.syncWait === undefined ? '' : `_sync${options.syncWait}`}`
+      if (!db.manager.has(name)) {
+        db.manager.add(name, nodeConfig('mysql', node, options.syncWait))
+        added.push(name)
+      }
+      return name
+    },
+    async stop() {
+      for (const name of added) await db.manager.close(name, true)
+      for (const name of ['mysql', BATCH_CONNECTION]) {
+        db.manager.patch(name, dbConfig.connections[name] as ConnectionConfig)
+      }
+      await cluster.stop()
+      await rm(directory, { recursive: true, force: true })
+    },
+  }
+}
