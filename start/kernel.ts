@@ -8,6 +8,7 @@ server.errorHandler(() => import('#exceptions/handler'))
 
 /** Runs on every request, matched by a route or not. */
 server.use([
+  () => import('#metrics/http_metrics_middleware'),
   () => import('#middleware/request_logger_middleware'),
   () => import('#middleware/container_bindings_middleware'),
 ])

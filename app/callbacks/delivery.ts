@@ -5,6 +5,8 @@ import { postCallback, type PostResult } from '#callbacks/transport'
 import { signCallbackBody } from '#callbacks/signing'
 import { callbackSettings } from '#callbacks/settings'
 import type { DeliverCallbackData } from '#callbacks/enqueue'
+import { withDeadlockRetry } from '#core/db_retry'
+import { recordCallbackDelivery } from '#metrics/job_metrics'
 
 /** Spec: up to 5 attempts per series, 60 seconds apart (the job's retry policy). */
 export const MAX_ATTEMPTS = JOBS.deliverCallback.attempts
@@ -47,21 +49,23 @@ async function claim(data: DeliverCallbackData, job: DeliveryJob) {
   const now = new Date()
   // An attempt never outlives its timeout; the lease adds a little slack for the database writes.
   const leaseUntil = new Date(now.getTime() + callbackSettings().timeoutMs + 5_000)
-  const [claimed, rows] = await batchTransaction((trx) =>
-    trx.run([
-      statement(
-        `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
+  const [claimed, rows] = await withDeadlockRetry(() =>
+    batchTransaction((trx) =>
+      trx.run([
+        statement(
+          `UPDATE callback_outbox SET claimed_by = ?, claimed_until = ?
           WHERE id = ? AND series = ? AND state = 'pending'
             AND (claimed_until IS NULL OR claimed_until < ? OR claimed_by = ?)`,
-        [job.id, leaseUntil, data.outboxId, data.series, now, job.id]
-      ),
-      statement(
-        `SELECT id, merchant_id, platform_order_id, notify_url, body, signature, state, attempts, series
+          [job.id, leaseUntil, data.outboxId, data.series, now, job.id]
+        ),
+        statement(
+          `SELECT id, merchant_id, platform_order_id, notify_url, body, signature, state, attempts, series
            FROM callback_outbox WHERE id = ?`,
-        [data.outboxId]
-      ),
-      COMMIT,
-    ])
+          [data.outboxId]
+        ),
+        COMMIT,
+      ])
+    )
   )
   return { claimed: Number(claimed.affectedRows) === 1, row: (rows as OutboxRow[])[0] }
 }
@@ -117,50 +121,52 @@ export async function deliverCallback(
   // The attempt and the row's new state commit together, in one round trip.
   // The row first: its lock is then taken once, not shared by the attempt's
   // foreign key and upgraded.
-  const [updated] = await batchTransaction((trx) =>
-    trx.run([
-      statement(
-        `UPDATE callback_outbox SET state = ?, attempts = ?, delivered_at = ?, last_attempt_at = ?,
+  const [updated] = await withDeadlockRetry(() =>
+    batchTransaction((trx) =>
+      trx.run([
+        statement(
+          `UPDATE callback_outbox SET state = ?, attempts = ?, delivered_at = ?, last_attempt_at = ?,
             last_http_status = ?, last_error = ?, next_attempt_at = ?, claimed_by = NULL, claimed_until = NULL
           WHERE id = ? AND series = ? AND claimed_by = ?`,
-        [
-          state,
-          Math.min(attempt, MAX_ATTEMPTS),
-          result.ok ? finishedAt : null,
-          startedAt,
-          result.httpStatus,
-          result.error,
-          state === 'pending'
-            ? new Date(finishedAt.getTime() + JOBS.deliverCallback.backoff.delay)
-            : null,
-          rowId,
-          row.series,
-          job.id,
-        ]
-      ),
-      ...(row.attempts < MAX_ATTEMPTS
-        ? [
-            statement(
-              `INSERT INTO callback_attempts (callback_outbox_id, series, attempt, job_id, target_address,
+          [
+            state,
+            Math.min(attempt, MAX_ATTEMPTS),
+            result.ok ? finishedAt : null,
+            startedAt,
+            result.httpStatus,
+            result.error,
+            state === 'pending'
+              ? new Date(finishedAt.getTime() + JOBS.deliverCallback.backoff.delay)
+              : null,
+            rowId,
+            row.series,
+            job.id,
+          ]
+        ),
+        ...(row.attempts < MAX_ATTEMPTS
+          ? [
+              statement(
+                `INSERT INTO callback_attempts (callback_outbox_id, series, attempt, job_id, target_address,
                   http_status, latency_ms, response_excerpt, error, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-              [
-                rowId,
-                row.series,
-                attempt,
-                job.id,
-                result.targetAddress,
-                result.httpStatus,
-                result.latencyMs,
-                result.responseExcerpt,
-                result.error,
-                startedAt,
-              ]
-            ),
-          ]
-        : []),
-      COMMIT,
-    ])
+                [
+                  rowId,
+                  row.series,
+                  attempt,
+                  job.id,
+                  result.targetAddress,
+                  result.httpStatus,
+                  result.latencyMs,
+                  result.responseExcerpt,
+                  result.error,
+                  startedAt,
+                ]
+              ),
+            ]
+          : []),
+        COMMIT,
+      ])
+    )
   )
   const recorded = Number(updated.affectedRows) === 1
 
@@ -179,6 +185,7 @@ export async function deliverCallback(
   }
   if (state === 'delivered') logger.info(context, 'callback delivered')
   else logger.warn({ ...context, error: result.error, state }, 'callback attempt failed')
+  recordCallbackDelivery(state, attempt)
 
   return {
     result: state === 'delivered' ? 'delivered' : state === 'failed' ? 'failed' : 'retry',
