@@ -27,6 +27,34 @@ export interface HealthReport {
 
 const CHECK_TIMEOUT_MS = 2000
 
+export interface RedisRole {
+  /** What the server says it is (ROLE): a gateway should only ever see 'master'. */
+  role: 'master' | 'replica' | 'unknown'
+  /** host:port the connection is open to (the master Sentinel named), null when not connected. */
+  address: string | null
+}
+
+/**
+ * The role and address of the Redis server behind `connection`: after a
+ * failover, the promoted replica's address. For metrics and operators, not
+ * for /health (public: it names no hosts). 'unknown' when Redis does not
+ * answer within the check timeout.
+ */
+export async function redisRole(connection: Redis): Promise<RedisRole> {
+  const socket = connection.stream
+  const address =
+    connection.status === 'ready' && socket?.remoteAddress
+      ? `${socket.remoteAddress}:${socket.remotePort}`
+      : null
+  try {
+    const reply = (await withTimeout(connection.role())) as unknown[]
+    const role = reply[0] === 'master' ? 'master' : reply[0] === 'slave' ? 'replica' : 'unknown'
+    return { role, address }
+  } catch {
+    return { role: 'unknown', address }
+  }
+}
+
 @inject()
 export class HealthService {
   constructor(private redis: RedisConnections) {}

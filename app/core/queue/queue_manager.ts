@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from 'bullmq'
-import { Redis, type RedisOptions } from 'ioredis'
+import type { Redis, RedisOptions } from 'ioredis'
 import queueConfig from '#config/queue'
-import { REDIS_COMMAND_TIMEOUT_MS, redisOptions } from '#core/redis'
+import { REDIS_COMMAND_TIMEOUT_MS, createRedis } from '#core/redis'
 import { JOBS, type JobKey, type QueueName } from '#core/queue/jobs'
 
 export const queuePrefix = queueConfig.prefix
@@ -12,13 +12,13 @@ export const workerLockOptions = () => ({
   stalledInterval: queueConfig.lockDurationMs,
 })
 
-/** A connection for a BullMQ Worker: blocking commands, retried until Redis is back. */
+/**
+ * A connection for a BullMQ Worker: blocking commands, retried until Redis is
+ * back (through Sentinel when configured; BullMQ's duplicates of it for its
+ * blocking reads keep the same options).
+ */
 export function bullConnection(overrides: RedisOptions = {}) {
-  const connection = new Redis(
-    redisOptions({ maxRetriesPerRequest: null, lazyConnect: false, ...overrides })
-  )
-  connection.on('error', () => {})
-  return connection
+  return createRedis({ maxRetriesPerRequest: null, lazyConnect: false, ...overrides })
 }
 
 const queues = new Map<QueueName, Queue>()

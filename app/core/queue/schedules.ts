@@ -1,5 +1,6 @@
-import { JOBS, SCHEDULES, type QueueName } from '#core/queue/jobs'
-import { queue } from '#core/queue/queue_manager'
+import type { Redis } from 'ioredis'
+import { JOBS, QUEUE_NAMES, SCHEDULES, type QueueName } from '#core/queue/jobs'
+import { dispatchAll, queue, queuePrefix } from '#core/queue/queue_manager'
 
 /** The schedules that belong to the given queues. */
 function schedulesOf(queues: readonly QueueName[]) {
@@ -34,4 +35,89 @@ export async function missingSchedules(queues: readonly QueueName[]) {
     if (!scheduler) missing.push(schedule.id)
   }
   return missing
+}
+
+/**
+ * The sweeps that recreate from the database the work Redis held: delivery
+ * jobs of pending callback_outbox rows, payout dispatches and bank questions,
+ * due credential rotations, settlement, pending slips, and the time-based
+ * expiries. Each is idempotent and reads only the database.
+ */
+export const REBUILD_SCHEDULES = [
+  'dispatch-pending-callbacks',
+  'sweep-payouts',
+  'sweep-expired-payments',
+  'release-overdue-holds',
+  'settle-payments',
+  'sweep-credentials',
+  'sweep-approval-requests',
+  'sweep-pending-slips',
+] as const
+
+/**
+ * The run_id of the Redis server that holds this database, written under
+ * this key by the last worker that rebuilt it. Keys replicate, run_ids do not:
+ * a replica promoted by Sentinel, or a server restarted (empty or from an
+ * older snapshot), holds another run_id or no key at all.
+ */
+const IDENTITY_KEY = `${queuePrefix}:redis-identity`
+
+/** A Redis server that is not the one this database was last rebuilt on. */
+export interface RedisChange {
+  runId: string
+  /** The run_id recorded before, or null when the key is gone (data lost). */
+  previous: string | null
+}
+
+/** The run_id of the server behind `connection`: new on every start of Redis. */
+export async function redisRunId(connection: Redis) {
+  const match = /^run_id:([0-9a-f]+)\s*$/m.exec(await connection.info('server'))
+  if (!match) throw new Error('Redis INFO server has no run_id')
+  return match[1]
+}
+
+/**
+ * Whether the Redis behind `connection` may have lost writes since the last
+ * rebuild: another server (a failover, since replication is asynchronous, may
+ * have dropped the old master's newest writes), or the same one without the
+ * key (flushed). null when nothing changed.
+ */
+export async function redisChange(connection: Redis): Promise<RedisChange | null> {
+  const runId = await redisRunId(connection)
+  const previous = await connection.get(IDENTITY_KEY)
+  return previous === runId ? null : { runId, previous }
+}
+
+/**
+ * Rebuilds from the database what Redis lost: the schedules of `queues`
+ * (upserted, idempotent) and, at once, one run of every rebuild sweep, in
+ * whatever queue it belongs (other workers run it when this one does not work
+ * that queue). Then records the server's run_id. Job ids are derived from the
+ * change, so two workers rebuilding after the same failover add each sweep
+ * once; a worker that dies half way leaves the old identity for the next to
+ * find.
+ */
+export async function rebuildFromDatabase(
+  connection: Redis,
+  queues: readonly QueueName[],
+  change: RedisChange
+) {
+  await registerSchedules(queues)
+  const rebuild = SCHEDULES.filter((schedule) =>
+    (REBUILD_SCHEDULES as readonly string[]).includes(schedule.id)
+  )
+  for (const name of QUEUE_NAMES) {
+    const sweeps = rebuild.filter((schedule) => JOBS[schedule.job].queue === name)
+    if (sweeps.length === 0) continue
+    await dispatchAll(
+      sweeps.map((schedule) => ({
+        job: schedule.job,
+        data: {},
+        options: {
+          jobId: `rebuild-${schedule.id}-${change.runId}-${change.previous ?? 'empty'}`,
+        },
+      }))
+    )
+  }
+  await connection.set(IDENTITY_KEY, change.runId)
 }

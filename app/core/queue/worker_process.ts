@@ -11,21 +11,30 @@ import {
   queuePrefix,
   workerLockOptions,
 } from '#core/queue/queue_manager'
-import { missingSchedules, registerSchedules } from '#core/queue/schedules'
+import {
+  missingSchedules,
+  rebuildFromDatabase,
+  redisChange,
+  registerSchedules,
+} from '#core/queue/schedules'
 import {
   newWorkerId,
   publishWorkerStatus,
   removeWorkerStatus,
   type WorkerStatus,
 } from '#core/queue/worker_status'
+import { observeWorkers } from '#metrics/job_metrics'
 
 /**
  * The worker process's BullMQ workers for `queues`, and the guard of their
- * schedules. Redis may lose every key (a restart without persistence): the
- * schedules are then registered again on reconnect and by a periodic check,
- * and each check is published for /health. Returns a function that stops it
- * all, letting running jobs finish. `concurrency` applies to every queue not
- * named in `perQueue`.
+ * schedules. Redis may lose every key (a restart without persistence) or its
+ * newest writes (a failover to a replica that had not received them): the
+ * check, on reconnect and periodically, then registers the schedules again
+ * and, when the server is another one or lost its data, runs the sweeps that
+ * rebuild the lost jobs from the database at once (rebuildFromDatabase). Each
+ * check is published for /health. Returns a function that stops it all,
+ * letting running jobs finish. `concurrency` applies to every queue not named
+ * in `perQueue`.
  */
 export async function startWorkers(
   queues: QueueName[],
@@ -53,6 +62,7 @@ export async function startWorkers(
         }
       )
   )
+  observeWorkers(workers)
   let redisLost = false
   for (const worker of workers) {
     worker.on('failed', (job, error) =>
@@ -79,29 +89,75 @@ export async function startWorkers(
     schedules: 'ok',
     missing: [],
     restored_at: null,
+    rebuilt_at: null,
     started_at: new Date().toISOString(),
     checked_at: new Date().toISOString(),
   }
   const statusConnection = connections[0]
+  // The check reads and writes through the queues' own connection, so that
+  // the identity it compares is that of the server the schedules and the
+  // rebuild jobs go to.
+  const checkConnection = queueConnection()
 
+  let failedBefore = false
+  let retryTimer: NodeJS.Timeout | undefined
+  const checkOnce = async () => {
+    try {
+      const change = await redisChange(checkConnection)
+      let missing = await missingSchedules(queues)
+      if (missing.length > 0) {
+        logger.warn({ missing }, 'schedules missing from Redis; registering them again')
+      }
+      if (change) {
+        logger.warn(
+          { redis_data: change.previous ? 'other server' : 'lost' },
+          'Redis is not the server the queues were last rebuilt on; rebuilding from the database'
+        )
+        // Registers the schedules too.
+        await rebuildFromDatabase(checkConnection, queues, change)
+        status.rebuilt_at = new Date().toISOString()
+      } else if (missing.length > 0) {
+        await registerSchedules(queues)
+      }
+      if (missing.length > 0) {
+        status.restored_at = new Date().toISOString()
+        missing = await missingSchedules(queues)
+      }
+      status.schedules = missing.length > 0 ? 'missing' : 'ok'
+      status.missing = missing
+      status.checked_at = new Date().toISOString()
+      await publishWorkerStatus(statusConnection, status, interval * 3)
+      failedBefore = false
+    } catch (error) {
+      // Once per outage, not on every retry.
+      if (!failedBefore) logger.warn({ err: error }, 'schedule check failed')
+      failedBefore = true
+      // Redis answered but the check did not finish (a command timed out, a
+      // failover in the middle): try again soon rather than at the next
+      // interval. While Redis is away, the reconnect starts the next check.
+      clearTimeout(retryTimer)
+      retryTimer = setTimeout(() => {
+        if (checkConnection.status === 'ready') void checkSchedules()
+      }, 1000)
+    }
+  }
+
+  // One check at a time. A check asked for while one runs (a reconnect during
+  // a periodic check) runs again after it, never merged into it: the running
+  // one may have read the server that just went away.
   let checking: Promise<void> | undefined
+  let again = false
   const checkSchedules = () => {
-    // One check at a time: while Redis is down a check waits for the reconnect.
-    checking ??= (async () => {
+    if (checking) {
+      again = true
+      return checking
+    }
+    checking = (async () => {
       try {
-        let missing = await missingSchedules(queues)
-        if (missing.length > 0) {
-          logger.warn({ missing }, 'schedules missing from Redis; registering them again')
-          await registerSchedules(queues)
-          status.restored_at = new Date().toISOString()
-          missing = await missingSchedules(queues)
-        }
-        status.schedules = missing.length > 0 ? 'missing' : 'ok'
-        status.missing = missing
-        status.checked_at = new Date().toISOString()
-        await publishWorkerStatus(statusConnection, status, interval * 3)
-      } catch (error) {
-        logger.warn({ err: error }, 'schedule check failed')
+        do {
+          again = false
+          await checkOnce()
+        } while (again)
       } finally {
         checking = undefined
       }
@@ -112,9 +168,8 @@ export async function startWorkers(
   await registerSchedules(queues)
   await checkSchedules()
   const timer = setInterval(checkSchedules, interval)
-  // After a reconnect Redis may be a new, empty instance: check at once, on
-  // the connection the check itself uses.
-  const checkConnection = queueConnection()
+  // After a reconnect Redis may be another server (a promoted replica) or a
+  // new, empty instance: check at once, on the connection the check uses.
   let connectedOnce = checkConnection.status === 'ready'
   checkConnection.on('ready', () => {
     redisLost = false
@@ -135,6 +190,7 @@ export async function startWorkers(
 
   return async function stop() {
     clearInterval(timer)
+    clearTimeout(retryTimer)
     await Promise.all(workers.map((worker) => worker.close()))
     await removeWorkerStatus(statusConnection, status.id).catch(() => {})
     await closeQueues()

@@ -15,6 +15,11 @@ export interface WorkerStatus {
   missing: string[]
   /** When this worker last had to register missing schedules again. */
   restored_at: string | null
+  /**
+   * When this worker last rebuilt Redis's jobs from the database, having found
+   * another Redis server (a failover) or one that lost its data.
+   */
+  rebuilt_at: string | null
   started_at: string
   checked_at: string
 }
