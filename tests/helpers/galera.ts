@@ -85,8 +85,20 @@ export async function startTestGalera(): Promise<TestGalera> {
   await n1.query(`CREATE DATABASE ${GALERA_DATABASE}`)
 
   const added: string[] = []
+  // The gateway's own connections move to n1 without closing the originals:
+  // clients built on them at boot (the sign-in limiter's store holds the
+  // default connection) must work again once the cluster is gone, so the
+  // original entries are put back as they were, not re-created (patch()
+  // would close them for good).
+  const originals = new Map<string, NonNullable<ReturnType<typeof db.manager.get>>>()
   for (const name of ['mysql', BATCH_CONNECTION]) {
-    db.manager.patch(name, nodeConfig(name, n1))
+    const original = db.manager.get(name)
+    if (original) originals.set(name, original)
+    db.manager.connections.set(name, {
+      name,
+      config: nodeConfig(name, n1),
+      state: 'registered',
+    } as NonNullable<ReturnType<typeof db.manager.get>>)
   }
   const runner = new MigrationRunner(db, app, { direction: 'up', connectionName: 'mysql' })
   await runner.run()
@@ -106,7 +118,10 @@ export async function startTestGalera(): Promise<TestGalera> {
     async stop() {
       for (const name of added) await db.manager.close(name, true)
       for (const name of ['mysql', BATCH_CONNECTION]) {
-        db.manager.patch(name, dbConfig.connections[name] as ConnectionConfig)
+        await db.manager.get(name)?.connection?.disconnect()
+        const original = originals.get(name)
+        if (original) db.manager.connections.set(name, original)
+        else db.manager.patch(name, dbConfig.connections[name] as ConnectionConfig)
       }
       await cluster.stop()
       await rm(directory, { recursive: true, force: true })
