@@ -2,7 +2,7 @@ import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
 import { completePayout } from '#payouts/actions/complete_payout'
-import { payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
+import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -36,16 +36,7 @@ export async function recordPayoutOutcome(input: Record<string, unknown>, actor:
   }
   return withDeadlockRetry(() =>
     db.transaction(async (trx) => {
-      const order = await PayoutOrder.query({ client: trx })
-        .where('platform_order_id', data.platform_order_id)
-        .forUpdate()
-        .first()
-      if (!order) {
-        throw ActionError.notFound(
-          'platform_order_id',
-          `No withdrawal or settlement ${data.platform_order_id}`
-        )
-      }
+      const order = await lockPayout(trx, data.platform_order_id)
       // queue: the bank has not been sent the transfer; final: already decided.
       if (order.status !== 'pending') {
         throw ActionError.field(

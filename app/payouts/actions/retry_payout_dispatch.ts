@@ -5,7 +5,7 @@ import PayoutOrder from '#payouts/models/payout_order'
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '#payouts/payout_state'
 import { payoutConnector } from '#payouts/connectors/registry'
 import { dispatchPayout } from '#payouts/actions/dispatch_payout'
-import { payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
+import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -61,16 +61,7 @@ export async function retryPayoutDispatch(input: Record<string, unknown>, actor:
   const data = await validateInput(retryPayoutDispatchValidator, input)
   const before = await withDeadlockRetry(() =>
     db.transaction(async (trx) => {
-      const order = await PayoutOrder.query({ client: trx })
-        .where('platform_order_id', data.platform_order_id)
-        .forUpdate()
-        .first()
-      if (!order) {
-        throw ActionError.notFound(
-          'platform_order_id',
-          `No withdrawal or settlement ${data.platform_order_id}`
-        )
-      }
+      const order = await lockPayout(trx, data.platform_order_id)
       const refusal = retryDispatchRefusal(order)
       if (refusal) throw ActionError.field('platform_order_id', refusal)
       const snapshot = payoutSnapshot(order)

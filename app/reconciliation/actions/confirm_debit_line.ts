@@ -2,8 +2,7 @@ import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import PayoutOrder from '#payouts/models/payout_order'
-import { payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
+import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { completePayout } from '#payouts/actions/complete_payout'
 import {
   confirmationOfLine,
@@ -133,16 +132,7 @@ async function confirmPayout(
   actor: Actor,
   comment: string
 ) {
-  const order = await PayoutOrder.query({ client: trx })
-    .where('platform_order_id', platformOrderId)
-    .forUpdate()
-    .first()
-  if (!order) {
-    throw ActionError.notFound(
-      'platform_order_id',
-      `no withdrawal or settlement ${platformOrderId}`
-    )
-  }
+  const order = await lockPayout(trx, platformOrderId)
   if (order.amount !== line.amount) {
     throw ActionError.field(
       'platform_order_id',
