@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
-import mysql from 'mysql2/promise'
+import { queryOnce } from '#tests/faults/helpers/mariadb'
 import { ManagedProcess, StopWaiting, freePort, track, until } from './processes.js'
 
 const exec = promisify(execFile)
@@ -200,23 +200,8 @@ class Node implements GaleraNode {
     this.process?.signal('SIGCONT')
   }
 
-  async query<T = any>(sql: string, values: unknown[] = [], database?: string): Promise<T[]> {
-    const connection = await mysql.createConnection({
-      host: '127.0.0.1',
-      port: this.port,
-      user: 'root',
-      database,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      timezone: 'Z',
-      connectTimeout: 2000,
-    })
-    try {
-      const [rows] = await connection.query(sql, values)
-      return rows as T[]
-    } finally {
-      await connection.end().catch(() => connection.destroy())
-    }
+  query<T = any>(sql: string, values: unknown[] = [], database?: string): Promise<T[]> {
+    return queryOnce<T>(this.port, sql, values, database)
   }
 
   async status() {

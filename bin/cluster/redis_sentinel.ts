@@ -1,13 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { Redis } from 'ioredis'
+import { redisCommand } from '#tests/faults/helpers/redis'
 import { ManagedProcess, StopWaiting, freePort, track, until } from './processes.js'
 
 export interface RedisServer {
   name: string
   port: number
   pid?: number
+  alive: boolean
   logFile: string
+  call(...command: string[]): Promise<unknown>
   start(): Promise<void>
   kill(signal?: NodeJS.Signals): Promise<void>
   pause(): void
@@ -28,25 +30,6 @@ export interface RedisSentinelSet {
 
 const MASTER_NAME = 'gw'
 
-async function command<T>(port: number, work: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    connectTimeout: 1000,
-    commandTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  })
-  redis.on('error', () => {})
-  try {
-    await redis.connect()
-    return await work(redis)
-  } finally {
-    redis.disconnect()
-  }
-}
-
 class Server implements RedisServer {
   process?: ManagedProcess
   port = 0
@@ -60,6 +43,17 @@ class Server implements RedisServer {
 
   get pid() {
     return this.process?.alive ? this.process.pid : undefined
+  }
+
+  get alive() {
+    return this.process?.alive === true
+  }
+
+  /** One command on a short-lived connection; undefined when the server does not answer. */
+  call(...args: string[]): Promise<unknown> {
+    return redisCommand(this.port, (redis) => redis.call(args[0], ...args.slice(1))).catch(
+      () => undefined
+    )
   }
 
   get logFile() {
@@ -76,7 +70,7 @@ class Server implements RedisServer {
     )
     const ready = await until(async () => {
       if (!this.process!.alive) throw new StopWaiting('redis-server exited')
-      return (await command(this.port, (redis) => redis.ping())) === 'PONG'
+      return (await redisCommand(this.port, (redis) => redis.ping())) === 'PONG'
     }, 20_000).catch(() => false)
     if (!ready) throw new Error(`Redis ${this.name} did not start:\n${await this.process.tail()}`)
   }
@@ -120,7 +114,7 @@ export async function startRedisSentinel(options: {
     for (const sentinel of sentinels) {
       if (!sentinel.process?.alive) continue
       try {
-        const reply = (await command(sentinel.port, (redis) =>
+        const reply = (await redisCommand(sentinel.port, (redis) =>
           redis.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)
         )) as [string, string] | null
         if (reply) return { host: reply[0], port: Number(reply[1]) }
@@ -146,6 +140,9 @@ export async function startRedisSentinel(options: {
         `${name}.rdb`,
         '--replica-announce-ip',
         '127.0.0.1',
+        // Full syncs start at once (Redis 7 waits 5 s for more replicas by default).
+        '--repl-diskless-sync-delay',
+        '0',
         // BullMQ's requirement: keys are never evicted.
         '--maxmemory-policy',
         'noeviction',
@@ -169,7 +166,7 @@ export async function startRedisSentinel(options: {
   await servers[0].start()
   await servers[1].start()
   await until(async () => {
-    const info = await command(servers[0].port, (redis) => redis.info('replication'))
+    const info = await redisCommand(servers[0].port, (redis) => redis.info('replication'))
     return /connected_slaves:1/.test(info) && /state=online/.test(info)
   }, 20_000)
 
@@ -203,7 +200,7 @@ export async function startRedisSentinel(options: {
     // Ready once every sentinel knows the replica and the other two sentinels.
     const ready = await until(async () => {
       for (const sentinel of sentinels) {
-        const master = (await command(sentinel.port, (redis) =>
+        const master = (await redisCommand(sentinel.port, (redis) =>
           redis.call('SENTINEL', 'MASTER', MASTER_NAME)
         )) as string[]
         const field = (key: string) => master[master.indexOf(key) + 1]

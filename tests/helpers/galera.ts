@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import app from '@adonisjs/core/services/app'
@@ -40,39 +40,6 @@ function nodeConfig(name: string, node: GaleraNode, syncWait?: number): Connecti
 }
 
 /**
- * Every mariadbd (and mariadb-install-db) of the cluster with its own tmpdir,
- * next to its my.cnf: a starting server deletes every #sql* file of its
- * tmpdir, so nodes sharing /tmp (bin/cluster/galera.ts sets no tmpdir)
- * remove each other's temporary tables and mariadb-install-db fails about
- * one start in two. The binaries are wrapped on the PATH while the cluster
- * starts: spawn() reads the PATH and TMPDIR then.
- */
-async function withPrivateTmpdirs<T>(directory: string, start: () => Promise<T>): Promise<T> {
-  const bin = join(directory, 'bin')
-  await mkdir(bin)
-  for (const [name, real] of [
-    ['mariadbd', '/usr/sbin/mariadbd'],
-    ['mariadb-install-db', '/usr/bin/mariadb-install-db'],
-  ]) {
-    const script = [
-      '#!/bin/sh',
-      'for arg in "$@"; do case "$arg" in --defaults-file=*) dir=$(dirname "${arg#--defaults-file=}") ;; esac; done',
-      'if [ -n "$dir" ]; then mkdir -p "$dir/tmp" && export TMPDIR="$dir/tmp"; fi',
-      `exec ${real} "$@"`,
-      '',
-    ].join('\n')
-    await writeFile(join(bin, name), script, { mode: 0o755 })
-  }
-  const savedPath = process.env.PATH
-  process.env.PATH = `${bin}:${savedPath}`
-  try {
-    return await start()
-  } finally {
-    process.env.PATH = savedPath
-  }
-}
-
-/**
  * A three-node Galera cluster in a temporary directory, with the gateway's
  * schema migrated on it and the gateway's own connections (the default one
  * and the batch pool) moved to node n1 until stop(): the gateway's code runs
@@ -80,7 +47,7 @@ async function withPrivateTmpdirs<T>(directory: string, start: () => Promise<T>)
  */
 export async function startTestGalera(): Promise<TestGalera> {
   const directory = await mkdtemp(join(tmpdir(), 'gw-galera-'))
-  const cluster = await withPrivateTmpdirs(directory, () => startGalera({ directory }))
+  const cluster = await startGalera({ directory })
   const [n1] = cluster.nodes
   await n1.query(`CREATE DATABASE ${GALERA_DATABASE}`)
 

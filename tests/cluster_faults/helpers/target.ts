@@ -7,6 +7,11 @@ import { CallbackReceiver } from '#tests/faults/helpers/receiver'
 import { get } from 'node:https'
 import type { AceResult } from '#tests/faults/helpers/world'
 import { sleep, until } from '#tests/faults/helpers/processes'
+import {
+  connectionOptions,
+  inTransaction,
+  type TransactionWork,
+} from '#tests/faults/helpers/mariadb'
 
 /** The fault suite's shortened timings (tests/faults/helpers/world.ts), for the topology's processes. */
 export const CLUSTER_TIMINGS = {
@@ -65,14 +70,8 @@ export function lastJson(output: string) {
 /** A mysql2 pool on `port`, used by the checks only (never by the gateway). */
 export function sqlAccess(port: number, database: string) {
   const pool = mysql.createPool({
-    host: '127.0.0.1',
-    port,
-    user: 'root',
-    database,
+    ...connectionOptions(port, database),
     connectionLimit: 4,
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    timezone: 'Z',
     connectTimeout: 3000,
   })
   return {
@@ -80,17 +79,10 @@ export function sqlAccess(port: number, database: string) {
       const [rows] = await pool.query(sql, values)
       return rows as T[]
     },
-    async transaction(
-      work: (query: (sql: string, values?: unknown[]) => Promise<any>) => Promise<void>
-    ) {
+    async transaction(work: TransactionWork) {
       const connection = await pool.getConnection()
       try {
-        await connection.beginTransaction()
-        await work(async (sql, values = []) => (await connection.query(sql, values))[0])
-        await connection.commit()
-      } catch (error) {
-        await connection.rollback().catch(() => {})
-        throw error
+        await inTransaction(connection, work)
       } finally {
         connection.release()
       }

@@ -79,27 +79,12 @@ export class MariaDbInstance {
   }
 
   #connect(database?: string) {
-    return mysql.createConnection({
-      host: '127.0.0.1',
-      port: this.port,
-      user: 'root',
-      database,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      timezone: 'Z',
-      connectTimeout: 2000,
-    })
+    return mysql.createConnection(connectionOptions(this.port, database))
   }
 
   /** One query on a fresh connection (the server may have restarted since the last). */
-  async query<T = any>(sql: string, values: unknown[] = [], database?: string): Promise<T[]> {
-    const connection = await this.#connect(database)
-    try {
-      const [rows] = await connection.query(sql, values)
-      return rows as T[]
-    } finally {
-      await connection.end().catch(() => connection.destroy())
-    }
+  query<T = any>(sql: string, values: unknown[] = [], database?: string): Promise<T[]> {
+    return queryOnce<T>(this.port, sql, values, database)
   }
 
   /**
@@ -123,20 +108,61 @@ export class MariaDbInstance {
   }
 
   /** Runs `work` in one transaction on a fresh connection; rolls back if it throws. */
-  async transaction(
-    work: (query: (sql: string, values?: unknown[]) => Promise<any>) => Promise<void>,
-    database?: string
-  ) {
+  async transaction(work: TransactionWork, database?: string) {
     const connection = await this.#connect(database)
     try {
-      await connection.beginTransaction()
-      await work(async (sql, values = []) => (await connection.query(sql, values))[0])
-      await connection.commit()
-    } catch (error) {
-      await connection.rollback().catch(() => {})
-      throw error
+      await inTransaction(connection, work)
     } finally {
       await connection.end().catch(() => connection.destroy())
     }
+  }
+}
+
+export type TransactionWork = (
+  query: (sql: string, values?: unknown[]) => Promise<any>
+) => Promise<void>
+
+/** How the checks connect to a server of theirs: root over TCP, exact numbers, UTC. */
+export function connectionOptions(port: number, database?: string) {
+  return {
+    host: '127.0.0.1',
+    port,
+    user: 'root',
+    database,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    timezone: 'Z',
+    connectTimeout: 2000,
+  } satisfies mysql.ConnectionOptions
+}
+
+/** One query on a fresh connection to the server on `port`, closed after it. */
+export async function queryOnce<T = any>(
+  port: number,
+  sql: string,
+  values: unknown[] = [],
+  database?: string
+): Promise<T[]> {
+  const connection = await mysql.createConnection(connectionOptions(port, database))
+  try {
+    const [rows] = await connection.query(sql, values)
+    return rows as T[]
+  } finally {
+    await connection.end().catch(() => connection.destroy())
+  }
+}
+
+/** Runs `work` in one transaction on `connection`; rolls back if it throws. */
+export async function inTransaction(
+  connection: Pick<mysql.Connection, 'beginTransaction' | 'commit' | 'rollback' | 'query'>,
+  work: TransactionWork
+) {
+  try {
+    await connection.beginTransaction()
+    await work(async (sql, values = []) => (await connection.query(sql, values))[0])
+    await connection.commit()
+  } catch (error) {
+    await connection.rollback().catch(() => {})
+    throw error
   }
 }

@@ -54,21 +54,31 @@ export class RedisInstance {
   }
 
   /** Runs `work` on a fresh connection and closes it. */
-  async command<T>(work: (redis: Redis) => Promise<T>): Promise<T> {
-    const redis = new Redis({
-      host: '127.0.0.1',
-      port: this.port,
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 1000,
-      retryStrategy: () => null,
-    })
-    redis.on('error', () => {})
-    try {
-      await redis.connect()
-      return await work(redis)
-    } finally {
-      redis.disconnect()
-    }
+  command<T>(work: (redis: Redis) => Promise<T>): Promise<T> {
+    return redisCommand(this.port, work)
+  }
+}
+
+/**
+ * Runs `work` on a fresh connection to the Redis (or Sentinel) on `port` and
+ * closes it: the checks of a run that kills servers never reuse a connection
+ * to a server that may have been replaced since.
+ */
+export async function redisCommand<T>(port: number, work: (redis: Redis) => Promise<T>) {
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    connectTimeout: 1000,
+    commandTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  })
+  redis.on('error', () => {})
+  try {
+    await redis.connect()
+    return await work(redis)
+  } finally {
+    redis.disconnect()
   }
 }
