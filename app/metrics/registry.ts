@@ -97,7 +97,7 @@ export const dbReadOnly = new Gauge({
 
 export const redisRole = new Gauge({
   name: 'gateway_redis_role',
-  help: "1 for the ROLE the gateway's Redis connection reports (master, slave, sentinel)",
+  help: "1 for the role of the server the gateway's Redis connection is on (master, replica, unknown)",
   labelNames: ['role'] as const,
   registers: [registry],
 })

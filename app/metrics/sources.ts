@@ -4,6 +4,7 @@ import { DateTime } from 'luxon'
 import metricsConfig from '#config/metrics'
 import { gatewayPeriodStarts } from '#core/clock'
 import { RedisConnections } from '#core/redis'
+import { redisRole as roleOf } from '#core/health'
 import { QUEUE_NAMES } from '#core/queue/jobs'
 import { queue } from '#core/queue/queue_manager'
 import { listWorkerStatuses } from '#core/queue/worker_status'
@@ -128,10 +129,11 @@ async function readRedis() {
     dependencyUp.labels('redis').set(0)
     throw error
   }
-  const role = (await within(READ_TIMEOUT_MS, redis.role())) as unknown[]
-  redisRole.reset()
-  for (const known of ['master', 'slave', 'sentinel']) redisRole.labels(known).set(0)
-  redisRole.labels(String(role[0])).set(1)
+  // The same reading as for operators (app/core/health.ts): a replica means a
+  // failover the connection has not followed.
+  const { role } = await roleOf(redis)
+  for (const known of ['master', 'replica', 'unknown']) redisRole.labels(known).set(0)
+  redisRole.labels(role).set(1)
 }
 
 /** The workers' own reports (as /health lists them): a SCAN, so read less often. */
