@@ -4,15 +4,16 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 export default class LedgerVerify extends BaseCommand {
   static commandName = 'ledger:verify'
   static description =
-    'Check that every ledger transaction balances and every merchant balance equals its entries; exits 1 on any drift'
+    'Check that every ledger transaction balances and every merchant balance equals its entries (recorded for monitoring); exits 1 on any drift'
   static options: CommandOptions = { startApp: true }
 
   @flags.boolean({ description: 'Print the result as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const { verifyLedger } = await import('#ledger/verify')
-    const result = await verifyLedger()
+    const { runLedgerCheck } = await import('#ledger/verify')
+    const { cliActor } = await import('#core/actor')
+    const result = await runLedgerCheck(cliActor())
     if (this.json) {
       console.log(JSON.stringify({ ok: result.drifts.length === 0, ...result }))
     } else if (result.drifts.length === 0) {

@@ -1,5 +1,6 @@
 import db from '@adonisjs/lucid/services/db'
 import { MERCHANT_ACCOUNTS, type MerchantAccountCode } from '#ledger/accounts'
+import type { Actor } from '#core/actor'
 
 export interface LedgerDrift {
   kind: 'unbalanced_transaction' | 'projection_drift'
@@ -85,4 +86,22 @@ export async function verifyLedger(): Promise<{
     },
     { isolationLevel: 'repeatable read' }
   )
+}
+
+/**
+ * verifyLedger, recorded (ledger_verify_runs) for monitoring: the worker's
+ * daily run and the command's. Returns the result.
+ */
+export async function runLedgerCheck(actor: Actor) {
+  const result = await verifyLedger()
+  await db.table('ledger_verify_runs').insert({
+    ok: result.drifts.length === 0,
+    drifts: result.drifts.length,
+    transactions: result.transactions,
+    merchants: result.merchants,
+    result: JSON.stringify({ drifts: result.drifts.slice(0, 50) }),
+    actor: actor.name.slice(0, 120),
+    created_at: new Date(),
+  })
+  return result
 }

@@ -209,6 +209,24 @@ export const verifyAge = new Gauge({
   registers: [registry],
 })
 
+export const ledgerVerifyOk = new Gauge({
+  name: 'gateway_ledger_verify_ok',
+  help: 'Result of the last recorded ledger:verify run (ledger_verify_runs): 1 balanced, 0 drift found, -1 never run',
+  registers: [registry],
+})
+
+export const ledgerVerifyDrifts = new Gauge({
+  name: 'gateway_ledger_verify_drifts',
+  help: 'Drifts the last recorded ledger:verify run found',
+  registers: [registry],
+})
+
+export const ledgerVerifyAge = new Gauge({
+  name: 'gateway_ledger_verify_age_seconds',
+  help: 'Age of the last recorded ledger:verify run (absent when never run)',
+  registers: [registry],
+})
+
 // -- The endpoint itself ---------------------------------------------------------------
 
 export const sourceLastSuccess = new Gauge({

@@ -22,6 +22,9 @@ import {
   galeraClusterSize,
   galeraLocalState,
   galeraNodeSynced,
+  ledgerVerifyAge,
+  ledgerVerifyDrifts,
+  ledgerVerifyOk,
   queueJobs,
   queueWorkers,
   redisRole,
@@ -299,22 +302,44 @@ async function readDepositAccounts() {
   }
 }
 
-/** The last recorded reconcile:verify (the worker's daily run or the command's). */
+/**
+ * The last recorded run of each whole-database check (the worker's daily run
+ * or the command's): reconcile:verify (the ledger against the bank) and
+ * ledger:verify (the ledger against itself).
+ */
 async function readVerify(now: number) {
-  const [last] = rowsOf(
-    await db.rawQuery(
-      'SELECT ok, problems, created_at FROM reconciliation_runs ORDER BY id DESC LIMIT 1'
+  const checks = [
+    {
+      table: 'reconciliation_runs',
+      count: 'problems',
+      ok: verifyOk,
+      found: verifyProblems,
+      age: verifyAge,
+    },
+    {
+      table: 'ledger_verify_runs',
+      count: 'drifts',
+      ok: ledgerVerifyOk,
+      found: ledgerVerifyDrifts,
+      age: ledgerVerifyAge,
+    },
+  ]
+  for (const check of checks) {
+    const [last] = rowsOf(
+      await db.rawQuery(
+        `SELECT ok, ${check.count} AS found, created_at FROM ${check.table} ORDER BY id DESC LIMIT 1`
+      )
     )
-  )
-  if (!last) {
-    verifyOk.set(-1)
-    verifyProblems.reset()
-    verifyAge.reset()
-    return
+    if (!last) {
+      check.ok.set(-1)
+      check.found.reset()
+      check.age.reset()
+      continue
+    }
+    check.ok.set(Number(last.ok) ? 1 : 0)
+    check.found.set(Number(last.found))
+    check.age.set(ageSeconds(last.created_at, now))
   }
-  verifyOk.set(Number(last.ok) ? 1 : 0)
-  verifyProblems.set(Number(last.problems))
-  verifyAge.set(ageSeconds(last.created_at, now))
 }
 
 async function readDatabase() {

@@ -515,6 +515,22 @@ test.group('ledger:verify after a mixed payout workload', (group) => {
     assert.include(driftText.output, drifted.who.merchantId)
     assert.deepEqual((await verifyLedger()).drifts, drift)
 
+    // Each command run is recorded for monitoring (gateway_ledger_verify_*), as the worker's is.
+    const runs = await db
+      .from('ledger_verify_runs')
+      .orderBy('id')
+      .select('ok', 'drifts', 'transactions', 'actor')
+    assert.deepEqual(
+      runs.map((run) => [Boolean(run.ok), Number(run.drifts)]),
+      [
+        [true, 0],
+        [false, unbalanced.length],
+        [false, drift.length],
+        [false, drift.length],
+      ]
+    )
+    assert.equal(Number(runs[0].transactions), transactions)
+
     await db.rawQuery('UPDATE merchant_balances SET balance = balance - 1 WHERE merchant_id = ?', [
       drifted.who.merchant.id,
     ])

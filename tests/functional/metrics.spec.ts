@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { test } from '@japa/runner'
 import router from '@adonisjs/core/services/router'
+import db from '@adonisjs/lucid/services/db'
 import { Queue, UnrecoverableError, Worker } from 'bullmq'
 import { SYSTEM } from '#core/actor'
 import { bullConnection, queuePrefix } from '#core/queue/queue_manager'
 import { runReconciliationCheck } from '#reconciliation/verify'
+import { runLedgerCheck } from '#ledger/verify'
 import { startSecondGateway } from '#tests/helpers/second_process'
 import { closedPort } from '#tests/helpers/ports'
 import { rawRequest } from '#tests/helpers/http'
@@ -160,6 +162,7 @@ test.group('GET /metrics (web process)', (group) => {
     assert.equal(valueOf(text, 'gateway_db_read_only', {}), 0)
     assert.equal(valueOf(text, 'gateway_redis_role', { role: 'master' }), 1)
     assert.equal(valueOf(text, 'gateway_reconciliation_verify_ok', {}), -1)
+    assert.equal(valueOf(text, 'gateway_ledger_verify_ok', {}), -1)
     assert.equal(valueOf(text, 'gateway_review_queue_items', { queue: 'frozen' }), 0)
     for (const queue of ['payments', 'payouts', 'callbacks', 'reconciliation', 'operations']) {
       assert.lengthOf(
@@ -201,6 +204,22 @@ test.group('GET /metrics (web process)', (group) => {
     assert.equal(valueOf(text, 'gateway_deposit_account_usage_ratio', usage), 0.25)
     assert.equal(valueOf(text, 'gateway_reconciliation_verify_ok', {}), 1)
     assert.isBelow(valueOf(text, 'gateway_reconciliation_verify_age_seconds', {}), 60)
+
+    // ledger:verify as the worker runs it: green, then red once a balance leaves its entries.
+    await runLedgerCheck(SYSTEM)
+    forgetCachedSources()
+    text = (await scrape(server.port)).text
+    assert.equal(valueOf(text, 'gateway_ledger_verify_ok', {}), 1)
+    assert.equal(valueOf(text, 'gateway_ledger_verify_drifts', {}), 0)
+    assert.isBelow(valueOf(text, 'gateway_ledger_verify_age_seconds', {}), 60)
+    await db.rawQuery('UPDATE merchant_balances SET balance = balance + 1 WHERE merchant_id = ?', [
+      who.merchant.id,
+    ])
+    await runLedgerCheck(SYSTEM)
+    forgetCachedSources()
+    text = (await scrape(server.port)).text
+    assert.equal(valueOf(text, 'gateway_ledger_verify_ok', {}), 0)
+    assert.equal(valueOf(text, 'gateway_ledger_verify_drifts', {}), 1)
   })
 
   test('job durations and failures of observed workers', async ({ assert }) => {

@@ -75,6 +75,7 @@ test.group('worker schedules survive Redis losing its data', (group) => {
       'sweep-pending-slips',
       'sweep-approval-requests',
       'verify-reconciliation',
+      'verify-ledger',
       'purge-merchant-requests',
     ])
     assert.deepEqual(response.json.workers, [])

@@ -27,6 +27,8 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/recheck_slips_job')).default as Handler,
   [JOBS.verifyReconciliation.name]: async () =>
     (await import('#jobs/verify_reconciliation_job')).default as Handler,
+  [JOBS.verifyLedger.name]: async () =>
+    (await import('#jobs/verify_ledger_job')).default as Handler,
   [JOBS.sweepPendingSlips.name]: async () =>
     (await import('#jobs/sweep_pending_slips_job')).default as Handler,
   [JOBS.performCredentialRotation.name]: async () =>

@@ -105,6 +105,13 @@ export const JOBS = {
     attempts: 3,
     backoff: { type: 'exponential', delay: 60_000 },
   },
+  /** The ledger against itself (ledger:verify), recorded for monitoring. */
+  verifyLedger: {
+    queue: 'reconciliation',
+    name: 'ledger.verify',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 60_000 },
+  },
   /** Safety net: verifies again every pending slip (a lost re-check, a provider that answers late). */
   sweepPendingSlips: {
     queue: 'reconciliation',
@@ -170,6 +177,7 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
     everyMs: queueConfig.sweepIntervalMs,
   },
   { id: 'verify-reconciliation', job: 'verifyReconciliation', everyMs: 24 * 3_600_000 },
+  { id: 'verify-ledger', job: 'verifyLedger', everyMs: 24 * 3_600_000 },
   { id: 'purge-merchant-requests', job: 'purgeMerchantRequests', everyMs: 3_600_000 },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
