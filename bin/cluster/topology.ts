@@ -62,6 +62,12 @@ export interface TopologyOptions {
   /** Galera nodes (default 3); with `wsrep: false`, plain MariaDB servers (bench baseline). */
   dbNodes?: number
   wsrep?: boolean
+  /**
+   * Run the compiled build (build/, NODE_ENV=production) as production does,
+   * instead of the TypeScript sources in development mode: what benchmarks
+   * measure. The caller builds it first (bench/support/build.ts).
+   */
+  compiled?: boolean
   /** Keep the directory (logs, data) after stop(). */
   keep?: boolean
   log?: (line: string) => void
@@ -158,9 +164,10 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     stops.push(() => haproxy.stop())
 
     const master = await redis.currentMaster()
+    const root = options.compiled ? join(APP_ROOT, 'build') : APP_ROOT
     const env: NodeJS.ProcessEnv = {
       PATH: `${join(APP_ROOT, 'node_modules/.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-      NODE_ENV: 'development',
+      NODE_ENV: options.compiled ? 'production' : 'development',
       APP_KEY: randomBytes(24).toString('hex'),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
@@ -191,7 +198,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         execFile(
           NODE,
           ['ace.js', ...args],
-          { cwd: APP_ROOT, env, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
+          { cwd: root, env, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 },
           (error, stdout, stderr) => {
             const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
             done({ code, stdout: String(stdout), stderr: String(stderr) })
@@ -218,6 +225,8 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         gatewayProcess({
           name: `web${i + 1}`,
           directory,
+          root,
+          compiled: options.compiled === true,
           env: { ...env, PORT: String(webPorts[i]), METRICS_PORT: String(await freePort()) },
           web: true,
           port: webPorts[i],
@@ -230,6 +239,8 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         gatewayProcess({
           name: `worker${i + 1}`,
           directory,
+          root,
+          compiled: options.compiled === true,
           env: { ...env, METRICS_WORKER_PORT: String(await freePort()) },
           web: false,
         })
@@ -285,6 +296,9 @@ async function workerCount(env: NodeJS.ProcessEnv) {
 function gatewayProcess(spec: {
   name: string
   directory: string
+  /** The application's root: the sources, or build/ when `compiled`. */
+  root: string
+  compiled: boolean
   env: NodeJS.ProcessEnv
   web: boolean
   port?: number
@@ -293,7 +307,10 @@ function gatewayProcess(spec: {
   const logFile = join(spec.directory, `${spec.name}.log`)
   // The heap bounds production runs with (bin/heap_flags.sh).
   const args = spec.web
-    ? [...heapFlags('WEB_HEAP_FLAGS'), '--import', '@poppinss/ts-exec', 'bin/server.ts']
+    ? [
+        ...heapFlags('WEB_HEAP_FLAGS'),
+        ...(spec.compiled ? ['bin/server.js'] : ['--import', '@poppinss/ts-exec', 'bin/server.ts']),
+      ]
     : [...heapFlags('WORKER_HEAP_FLAGS'), 'ace.js', 'queue:work']
   const metricsPort = Number(spec.web ? spec.env.METRICS_PORT : spec.env.METRICS_WORKER_PORT)
 
@@ -309,7 +326,7 @@ function gatewayProcess(spec: {
       if (proc?.alive) return
       const before = spec.web ? 0 : await workerCount(spec.env).catch(() => 0)
       proc = track(
-        new ManagedProcess(spec.name, NODE, args, { cwd: APP_ROOT, env: spec.env, logFile })
+        new ManagedProcess(spec.name, NODE, args, { cwd: spec.root, env: spec.env, logFile })
       )
       const up = await until(
         async () => {
