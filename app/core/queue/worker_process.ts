@@ -109,10 +109,19 @@ export async function startWorkers(
         logger.warn({ missing }, 'schedules missing from Redis; registering them again')
       }
       if (change) {
-        logger.warn(
-          { redis_data: change.previous ? 'other server' : 'lost' },
-          'Redis is not the server the queues were last rebuilt on; rebuilding from the database'
-        )
+        // No record at all: a first start, or a Redis that lost everything (restarted
+        // empty, flushed); another server's record: a failover, which may have lost writes.
+        if (change.previous) {
+          logger.warn(
+            { redis_data: 'other server' },
+            'Redis is not the server the queues were last rebuilt on (a failover?); rebuilding from the database'
+          )
+        } else {
+          logger.info(
+            { redis_data: 'none' },
+            'Redis holds no record of the queues (first start, or its data was lost); rebuilding from the database'
+          )
+        }
         // Registers the schedules too.
         await rebuildFromDatabase(checkConnection, queues, change)
         status.rebuilt_at = new Date().toISOString()
