@@ -311,34 +311,32 @@ async function readVerify(now: number) {
   const checks = [
     {
       table: 'reconciliation_runs',
-      count: 'problems',
-      ok: verifyOk,
-      found: verifyProblems,
-      age: verifyAge,
+      found: 'problems',
+      gauges: [verifyOk, verifyProblems, verifyAge],
     },
     {
       table: 'ledger_verify_runs',
-      count: 'drifts',
-      ok: ledgerVerifyOk,
-      found: ledgerVerifyDrifts,
-      age: ledgerVerifyAge,
+      found: 'drifts',
+      gauges: [ledgerVerifyOk, ledgerVerifyDrifts, ledgerVerifyAge],
     },
-  ]
-  for (const check of checks) {
+  ] as const
+  for (const { table, found, gauges } of checks) {
+    const [ok, count, age] = gauges
     const [last] = rowsOf(
       await db.rawQuery(
-        `SELECT ok, ${check.count} AS found, created_at FROM ${check.table} ORDER BY id DESC LIMIT 1`
+        `SELECT ${found} AS found, created_at FROM ${table} ORDER BY id DESC LIMIT 1`
       )
     )
     if (!last) {
-      check.ok.set(-1)
-      check.found.reset()
-      check.age.reset()
+      ok.set(-1)
+      count.reset()
+      age.reset()
       continue
     }
-    check.ok.set(Number(last.ok) ? 1 : 0)
-    check.found.set(Number(last.found))
-    check.age.set(ageSeconds(last.created_at, now))
+    // A run is green exactly when it found nothing.
+    ok.set(Number(last.found) === 0 ? 1 : 0)
+    count.set(Number(last.found))
+    age.set(ageSeconds(last.created_at, now))
   }
 }
 

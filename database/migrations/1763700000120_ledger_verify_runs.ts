@@ -10,7 +10,7 @@ export default class extends BaseSchema {
   async up() {
     this.schema.createTable('ledger_verify_runs', (table) => {
       table.bigIncrements('id')
-      table.boolean('ok').notNullable()
+      // 0: the ledger balanced (monitoring reads ok as drifts = 0).
       table.integer('drifts').unsigned().notNullable()
       table.integer('transactions').unsigned().notNullable()
       table.integer('merchants').unsigned().notNullable()
