@@ -18,14 +18,8 @@
 | default 50), BENCH_DATABASE (default gateway_metrics_bench; wiped),
 | REDIS_DB (default 10), QUEUE_PREFIX (default {gw-metrics-bench}),
 | BENCH_PORT (default 3397; the metrics port is the next one), BENCH_BUILD=0
-| (use build/ as it is), PIN=0 (do not pin: by default, on 2 or more CPUs,
-| the web process has CPU 1 to itself while the loader, MariaDB and Redis
-| share CPU 0, and MariaDB's and Redis's affinity is put back at the end:
-| unpinned, the same server's CPU per request moved by 20 to 30 % between
-| runs on a quiet 2-core machine, as the database landed on its core or not).
-| Target: metrics add < 3 % CPU per request.
+| (use build/ as it is). Target: metrics add < 3 % CPU per request.
 */
-import { spawnSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { request as httpRequest } from 'node:http'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -42,34 +36,6 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10)
 const SCRAPES = Number(process.env.SCRAPES ?? 50)
 const PORT = Number(process.env.BENCH_PORT ?? 3397)
 const METRICS_PORT = PORT + 1
-const PIN = process.env.PIN !== '0' && cpus().length >= 2
-
-/** Every thread of `pid` on `cpu` only (taskset from util-linux). */
-function pin(pid: number, cpu: number) {
-  const result = spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], {
-    stdio: 'ignore',
-  })
-  if (result.status !== 0) throw new Error(`taskset could not pin process ${pid} to CPU ${cpu}`)
-}
-/** The local MariaDB and Redis servers' CPU affinity lists, to put back at the end. */
-function affinities(name: string) {
-  const pids = spawnSync('pgrep', ['-x', name], { encoding: 'utf8' }).stdout.split('\n')
-  return pids.filter(Boolean).map((pid) => {
-    const list = spawnSync('taskset', ['-c', '-p', pid], { encoding: 'utf8' }).stdout
-    return { pid: Number(pid), cpus: list.split(':').pop()!.trim() }
-  })
-}
-const services = PIN ? [...affinities('mariadbd'), ...affinities('redis-server')] : []
-function restoreServices() {
-  for (const service of services) {
-    spawnSync('taskset', ['-a', '-p', '-c', service.cpus, String(service.pid)], { stdio: 'ignore' })
-  }
-}
-if (PIN) {
-  pin(process.pid, 0)
-  for (const service of services) pin(service.pid, 0)
-  process.once('exit', restoreServices)
-}
 
 process.env.BENCH_DATABASE ??= 'gateway_metrics_bench'
 process.env.REDIS_DB ??= '10'
@@ -171,7 +137,7 @@ console.log(
     .join(' ')}`
 )
 console.log(
-  `metrics benchmark: build/, NODE_ENV=production, HTTPS, POST /balance, ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, ${RUNS} runs each, ${cpus().length} CPUs${PIN ? ', web process alone on CPU 1 (loader, MariaDB, Redis on CPU 0)' : ''}`
+  `metrics benchmark: build/, NODE_ENV=production, HTTPS, POST /balance, ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, ${RUNS} runs each, ${cpus().length} CPUs`
 )
 try {
   for (let round = 0; round < RUNS; round++) {
@@ -184,7 +150,6 @@ try {
         webConcurrency: 1,
         env: { ...env, ...(metrics ? { METRICS_PORT: String(METRICS_PORT) } : {}) },
       })
-      if (PIN) for (const pid of web.workers()) pin(pid, 1)
       try {
         if (WARMUP > 0) await load(WARMUP)
         const watch = new CpuWatch(web)
