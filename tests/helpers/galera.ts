@@ -59,8 +59,8 @@ export async function startTestGalera(): Promise<TestGalera> {
   // would close them for good).
   const originals = new Map<string, NonNullable<ReturnType<typeof db.manager.get>>>()
   for (const name of ['mysql', BATCH_CONNECTION]) {
-    const original = db.manager.get(name)
-    if (original) originals.set(name, original)
+    // Both are registered from config/database.ts when the app boots.
+    originals.set(name, db.manager.get(name)!)
     db.manager.connections.set(name, {
       name,
       config: nodeConfig(name, n1),
@@ -86,9 +86,7 @@ export async function startTestGalera(): Promise<TestGalera> {
       for (const name of added) await db.manager.close(name, true)
       for (const name of ['mysql', BATCH_CONNECTION]) {
         await db.manager.get(name)?.connection?.disconnect()
-        const original = originals.get(name)
-        if (original) db.manager.connections.set(name, original)
-        else db.manager.patch(name, dbConfig.connections[name] as ConnectionConfig)
+        db.manager.connections.set(name, originals.get(name)!)
       }
       await cluster.stop()
       await rm(directory, { recursive: true, force: true })
