@@ -164,7 +164,7 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
     stops.push(() => haproxy.stop())
 
     const master = await redis.currentMaster()
-    const root = options.compiled ? join(APP_ROOT, 'build') : APP_ROOT
+    const root = appRoot(options.compiled === true)
     const env: NodeJS.ProcessEnv = {
       PATH: `${join(APP_ROOT, 'node_modules/.bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
       NODE_ENV: options.compiled ? 'production' : 'development',
@@ -225,7 +225,6 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         gatewayProcess({
           name: `web${i + 1}`,
           directory,
-          root,
           compiled: options.compiled === true,
           env: { ...env, PORT: String(webPorts[i]), METRICS_PORT: String(await freePort()) },
           web: true,
@@ -239,7 +238,6 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
         gatewayProcess({
           name: `worker${i + 1}`,
           directory,
-          root,
           compiled: options.compiled === true,
           env: { ...env, METRICS_WORKER_PORT: String(await freePort()) },
           web: false,
@@ -293,11 +291,15 @@ async function workerCount(env: NodeJS.ProcessEnv) {
   }
 }
 
+/** Where the gateway's processes run from: build/ when compiled, else the sources. */
+function appRoot(compiled: boolean) {
+  return compiled ? join(APP_ROOT, 'build') : APP_ROOT
+}
+
 function gatewayProcess(spec: {
   name: string
   directory: string
-  /** The application's root: the sources, or build/ when `compiled`. */
-  root: string
+  /** build/ as production runs it, or the TypeScript sources. */
   compiled: boolean
   env: NodeJS.ProcessEnv
   web: boolean
@@ -326,7 +328,11 @@ function gatewayProcess(spec: {
       if (proc?.alive) return
       const before = spec.web ? 0 : await workerCount(spec.env).catch(() => 0)
       proc = track(
-        new ManagedProcess(spec.name, NODE, args, { cwd: spec.root, env: spec.env, logFile })
+        new ManagedProcess(spec.name, NODE, args, {
+          cwd: appRoot(spec.compiled),
+          env: spec.env,
+          logFile,
+        })
       )
       const up = await until(
         async () => {
