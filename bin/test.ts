@@ -23,10 +23,40 @@ process.env.QUEUE_LOCK_DURATION_MS ??= '3000'
 process.env.EXPIRY_SWEEP_INTERVAL_MS ??= '1000'
 
 import 'reflect-metadata'
+import { spawnSync } from 'node:child_process'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 import { configure, processCLIArgs, run } from '@japa/runner'
 
 const APP_ROOT = new URL('../', import.meta.url)
+
+/**
+ * Every test closes what it opened, so the process exits on its own once the
+ * run is over. If something was left open (a test that failed before its
+ * cleanup, a leaked server or child process), the run would otherwise wait
+ * for CI's timeout: name what holds it, stop child processes and fail.
+ */
+function exitIfHeldOpen(graceMs = 30_000) {
+  setTimeout(() => {
+    const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], {
+      encoding: 'utf8',
+    })
+      .stdout.split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.includes('ps -o pid='))
+    process.stderr.write(
+      `The test process is still running ${graceMs / 1000} s after the run: ` +
+        `held open by ${process.getActiveResourcesInfo().join(', ')}` +
+        (children.length ? `; child processes: ${children.join('; ')}` : '') +
+        '\n'
+    )
+    for (const child of children) {
+      try {
+        process.kill(Number(child.split(' ')[0]), 'SIGKILL')
+      } catch {}
+    }
+    process.exit(process.exitCode || 1)
+  }, graceMs).unref()
+}
 
 const IMPORTER = (filePath: string) => {
   if (filePath.startsWith('./') || filePath.startsWith('../')) {
@@ -57,7 +87,10 @@ new Ignitor(APP_ROOT, { importer: IMPORTER })
       },
     })
   })
-  .run(() => run())
+  .run(async () => {
+    await run()
+    exitIfHeldOpen()
+  })
   .catch((error) => {
     process.exitCode = 1
     prettyPrintError(error)
