@@ -1,6 +1,7 @@
 import type { Page } from 'playwright-core'
 import { Secret, TOTP } from 'otpauth'
-import { ace, lastJsonLine } from '#tests/helpers/ace'
+import { cliActor } from '#core/actor'
+import { createOperator as createOperatorAction } from '#operators/actions/create_operator'
 import { testServers } from '#tests/helpers/servers'
 import { newContext } from '#tests/helpers/browser'
 import { setOperatorPassword } from '#operators/actions/set_operator_password'
@@ -22,13 +23,14 @@ export function adminUrl(path = '') {
 export const PASSWORD = 'correct horse battery staple'
 
 /**
- * Creates an operator the way the README says (the Ace command); returns the
- * one-time enrolment link it prints, pointed at the test server.
+ * Creates an operator with the action `operator:create` runs, as the command
+ * line (tests/functional/operators.spec.ts runs the command itself: a process
+ * per operator would cost the suite minutes). Returns the one-time enrolment
+ * link, pointed at the test server.
  */
 export async function createOperator(email: string, role: 'admin' | 'operator' | 'viewer') {
-  const result = await ace('operator:create', `--email=${email}`, `--role=${role}`, '--json')
-  if (result.code !== 0) throw new Error(result.output)
-  const url = new URL(lastJsonLine(result.stdout).enrolment_url as string)
+  const { link } = await createOperatorAction({ email, role }, cliActor())
+  const url = new URL(link.url)
   return adminUrl(url.pathname.replace(/^\/admin/, ''))
 }
 
