@@ -32,8 +32,9 @@ const APP_ROOT = new URL('../', import.meta.url)
 /**
  * Every test closes what it opened, so the process exits on its own once the
  * run is over. If something was left open (a test that failed before its
- * cleanup, a leaked server or child process), the run would otherwise wait
- * for CI's timeout: name what holds it, stop child processes and fail.
+ * cleanup, a leaked server, timer or child process), the run would otherwise
+ * wait for it or for CI's timeout: name what holds it, stop child processes,
+ * and exit with the run's own verdict (Japa has set the exit code by then).
  */
 function exitIfHeldOpen(graceMs = 30_000) {
   setTimeout(() => {
@@ -54,7 +55,7 @@ function exitIfHeldOpen(graceMs = 30_000) {
         process.kill(Number(child.split(' ')[0]), 'SIGKILL')
       } catch {}
     }
-    process.exit(process.exitCode || 1)
+    process.exit(process.exitCode ?? 0)
   }, graceMs).unref()
 }
 
