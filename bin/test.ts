@@ -23,7 +23,6 @@ process.env.QUEUE_LOCK_DURATION_MS ??= '3000'
 process.env.EXPIRY_SWEEP_INTERVAL_MS ??= '1000'
 
 import 'reflect-metadata'
-import { spawnSync } from 'node:child_process'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 import { configure, processCLIArgs, run } from '@japa/runner'
 
@@ -37,22 +36,19 @@ const APP_ROOT = new URL('../', import.meta.url)
  * and exit with the run's own verdict (Japa has set the exit code by then).
  */
 function exitIfHeldOpen(graceMs = 30_000) {
-  setTimeout(() => {
-    const children = spawnSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], {
-      encoding: 'utf8',
-    })
-      .stdout.split('\n')
-      .map((line) => line.trim())
-      .filter((line) => line && !line.includes('ps -o pid='))
+  setTimeout(async () => {
+    const { commandLine, descendants } = await import('#tests/faults/helpers/processes')
+    const children = await descendants(process.pid)
+    const commands = await Promise.all(children.map(commandLine))
     process.stderr.write(
       `The test process is still running ${graceMs / 1000} s after the run: ` +
         `held open by ${process.getActiveResourcesInfo().join(', ')}` +
-        (children.length ? `; child processes: ${children.join('; ')}` : '') +
+        (children.length ? `; child processes: ${commands.join('; ')}` : '') +
         '\n'
     )
-    for (const child of children) {
+    for (const pid of children) {
       try {
-        process.kill(Number(child.split(' ')[0]), 'SIGKILL')
+        process.kill(pid, 'SIGKILL')
       } catch {}
     }
     process.exit(process.exitCode ?? 0)

@@ -23,10 +23,10 @@ export function adminUrl(path = '') {
 export const PASSWORD = 'correct horse battery staple'
 
 /**
- * Creates an operator with the action `operator:create` runs, as the command
- * line (tests/functional/operators.spec.ts runs the command itself: a process
- * per operator would cost the suite minutes). Returns the one-time enrolment
- * link, pointed at the test server.
+ * Creates an operator with the action `operator:create` runs, audited as the
+ * command line's (tests/functional/operators.spec.ts runs the command itself;
+ * a process per operator would cost the suite minutes). Returns the one-time
+ * enrolment link, pointed at the test server.
  */
 export async function createOperator(email: string, role: 'admin' | 'operator' | 'viewer') {
   const { link } = await createOperatorAction({ email, role }, cliActor())
