@@ -22,7 +22,7 @@ import {
 import { createPayment, operatorActor, removeSlipImages } from '#tests/helpers/decisions'
 import { sandboxSlip, sandboxTransRef } from '#tests/helpers/slips'
 import { receiveLine } from '#tests/helpers/lines'
-import { ace, type AceResult } from '#tests/helpers/ace'
+import { ace, aceProcess, type AceResult } from '#tests/helpers/ace'
 
 /**
  * Decisions on one bank receipt from several processes at once: exactly one
@@ -124,8 +124,9 @@ test.group('bank receipts: concurrent decisions', (group) => {
             bob
           )
         ),
+        // The command-line decisions in their own processes, as the test's name says.
         outcome(
-          ace(
+          aceProcess(
             'lines:credit',
             String(line.id),
             who.merchantId,
@@ -134,7 +135,7 @@ test.group('bank receipts: concurrent decisions', (group) => {
           )
         ),
         outcome(
-          ace(
+          aceProcess(
             'lines:return',
             String(line.id),
             '--bank=KTB',
@@ -176,15 +177,19 @@ test.group('bank receipts: concurrent decisions', (group) => {
     const alice = (await operatorActor('alice@example.com')).actor
     const dir = await mkdtemp(join(tmpdir(), 'race-'))
     try {
-      for (const first of ['approval', 'import', 'approval', 'import'] as const) {
+      for (const [round, first] of (
+        ['approval', 'import', 'approval', 'import'] as const
+      ).entries()) {
         const order = await createPayment(who, '250.00')
         const transRef = sandboxTransRef()
         const slip = await slipFor(order, transRef)
         const file = join(dir, `${transRef}.csv`)
+        // Four transfers from four payers: rounds can fall in the same second
+        // with the same transfer amount, and must still be four bank lines.
         await writeFile(
           file,
           'date_time,direction,amount,reference,description,trans_ref\n' +
-            `${formatGatewayDateTime(new Date())},credit,${formatAmount(order.transferAmount)},,TRANSFER FROM SCB X1234,${transRef}\n`
+            `${formatGatewayDateTime(new Date())},credit,${formatAmount(order.transferAmount)},,TRANSFER FROM SCB X123${round},${transRef}\n`
         )
         // Both wait on the account's bank lock; the one queued first goes first.
         const hold = await db.transaction()

@@ -1,10 +1,14 @@
 import { test } from '@japa/runner'
-import { ace } from '#tests/helpers/ace'
+import { ace, aceProcess } from '#tests/helpers/ace'
 import Merchant from '#merchants/models/merchant'
 import { authBody, resetDatabase, signedPost } from '#tests/helpers/merchants'
 import { whitelistFor } from '#merchants/ip_whitelist'
 
-/** Runs a real `node ace` process against the test database, as an operator would. */
+/**
+ * The commands against the test database, as an operator types them: the first
+ * test in real `node ace` processes, the others through the same kernel in the
+ * test process.
+ */
 
 test.group('operator commands', (group) => {
   group.each.setup(() => resetDatabase())
@@ -13,7 +17,7 @@ test.group('operator commands', (group) => {
   test('platform:create and merchant:create --json issue working credentials', async ({
     assert,
   }) => {
-    const platform = await ace(
+    const platform = await aceProcess(
       'platform:create',
       '--code=shop',
       '--name=Shop platform',
@@ -21,7 +25,7 @@ test.group('operator commands', (group) => {
     )
     assert.equal(platform.code, 0, platform.stderr + platform.stdout)
 
-    const created = await ace(
+    const created = await aceProcess(
       'merchant:create',
       '--platform=shop',
       '--name=Shop One',

@@ -14,7 +14,7 @@ import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { startSecondGateway, type SecondGateway } from '#tests/helpers/second_process'
 import { assertError } from '#tests/helpers/envelope'
 import { rawRequest, refusedWithin } from '#tests/helpers/http'
-import { ace } from '#tests/helpers/ace'
+import { aceProcess } from '#tests/helpers/ace'
 import {
   TEST_ACTOR,
   authBody,
@@ -124,7 +124,7 @@ test.group('merchant authentication cache across processes', (group) => {
     assert.equal((await balance(who, second.url)).status, 200)
     assert.equal((await balance(who)).status, 200)
 
-    const result = await ace('merchant:configure', who.merchantId, '--status=suspended')
+    const result = await aceProcess('merchant:configure', who.merchantId, '--status=suspended')
     assert.equal(result.code, 0, result.output)
     for (const url of [second.url, undefined]) {
       const { response, elapsed } = await refusedWithin(() => balance(who, url))

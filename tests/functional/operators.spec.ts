@@ -7,7 +7,7 @@ import { setOperatorPassword } from '#operators/actions/set_operator_password'
 import { checkPassword, checkSecondFactor, enrolTotp } from '#operators/sign_in'
 import { newTotpSecret, totpCode } from '#operators/totp'
 import { ActionError } from '#core/validation'
-import { ace, lastJsonLine } from '#tests/helpers/ace'
+import { ace, aceProcess, lastJsonLine } from '#tests/helpers/ace'
 import { resetDatabase } from '#tests/helpers/merchants'
 
 const cli = { name: 'cli:test' }
@@ -29,7 +29,8 @@ test.group('operators', (group) => {
   test('operator:create prints a one-time enrolment link; the password chosen through it is stored as argon2id', async ({
     assert,
   }) => {
-    const result = await ace(
+    // The command as an operator types it, in its own process.
+    const result = await aceProcess(
       'operator:create',
       '--email=Ops@Example.com',
       '--role=operator',
