@@ -18,21 +18,45 @@ export interface TestMerchant {
 
 const TABLES_TO_KEEP = new Set(['adonis_schema', 'adonis_schema_versions'])
 
-/** Empties every application table; used before each test that writes. */
+let applicationTables: string[] | undefined
+
+/**
+ * Empties every application table; used before each test that writes. A
+ * TRUNCATE is DDL (a few ms each, ~37 tables): one query asks which tables
+ * hold a row, and only those are truncated, which also resets their ids.
+ */
 export async function resetDatabase() {
   if (!databaseName.endsWith('_test')) {
     throw new Error(`Refusing to empty ${databaseName}: test databases end with _test`)
   }
-  const [rows] = await db.rawQuery('SHOW TABLES')
-  const tables = rows
-    .map((row: Record<string, string>) => Object.values(row)[0])
-    .filter((t: string) => !TABLES_TO_KEEP.has(t))
-  await db.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
-  try {
-    for (const table of tables) await db.rawQuery(`TRUNCATE TABLE \`${table}\``)
-  } finally {
-    await db.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
+  if (!applicationTables) {
+    const [rows] = await db.rawQuery('SHOW TABLES')
+    applicationTables = rows
+      .map((row: Record<string, string>) => Object.values(row)[0])
+      .filter((t: string) => !TABLES_TO_KEEP.has(t))
   }
+  const tables = applicationTables!
+  const [[holding]] = await db.rawQuery(
+    `SELECT ${tables.map((t, i) => `EXISTS (SELECT 1 FROM \`${t}\`) AS t${i}`).join(', ')}`
+  )
+  // A table whose rows were all deleted still has to start its ids at 1 again.
+  const [counters] = await db.rawQuery(
+    'SELECT TABLE_NAME AS name FROM information_schema.TABLES ' +
+      'WHERE TABLE_SCHEMA = ? AND AUTO_INCREMENT > 1',
+    [databaseName]
+  )
+  const numbered = new Set(counters.map((row: { name: string }) => row.name))
+  const written = tables.filter((t, i) => Number(holding[`t${i}`]) === 1 || numbered.has(t))
+  if (written.length === 0) return
+  // One connection: FOREIGN_KEY_CHECKS is a session variable.
+  await db.transaction(async (trx) => {
+    await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
+    try {
+      for (const table of written) await trx.rawQuery(`TRUNCATE TABLE \`${table}\``)
+    } finally {
+      await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
+    }
+  })
 }
 
 /**
