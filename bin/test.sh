@@ -34,5 +34,5 @@ includes_browser_suite() {
 if includes_browser_suite "$@"; then bash bin/browser_deps.sh; fi
 
 bash bin/services.sh
-node ace.js db:create
+# Each test process creates its own database when missing (tests/bootstrap.ts).
 node ace.js test "$@"

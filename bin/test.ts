@@ -25,6 +25,7 @@ process.env.EXPIRY_SWEEP_INTERVAL_MS ??= '1000'
 import 'reflect-metadata'
 import { Ignitor, prettyPrintError } from '@adonisjs/core'
 import { configure, processCLIArgs, run } from '@japa/runner'
+import { runShards, shardCount } from './test_shards.js'
 
 const APP_ROOT = new URL('../', import.meta.url)
 
@@ -62,33 +63,54 @@ const IMPORTER = (filePath: string) => {
   return import(filePath)
 }
 
-new Ignitor(APP_ROOT, { importer: IMPORTER })
-  .tap((app) => {
-    app.booting(async () => {
-      await import('#start/env')
+function runJapa() {
+  new Ignitor(APP_ROOT, { importer: IMPORTER })
+    .tap((app) => {
+      app.booting(async () => {
+        await import('#start/env')
+      })
+      app.listen('SIGTERM', () => app.terminate())
+      app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
     })
-    app.listen('SIGTERM', () => app.terminate())
-    app.listenIf(app.managedByPm2, 'SIGINT', () => app.terminate())
-  })
-  .testRunner()
-  .configure(async (app) => {
-    const { runnerHooks, ...config } = await import('../tests/bootstrap.js')
+    .testRunner()
+    .configure(async (app) => {
+      const { runnerHooks, ...config } = await import('../tests/bootstrap.js')
 
-    processCLIArgs(process.argv.splice(2))
-    configure({
-      ...app.rcFile.tests,
-      ...config,
-      ...{
-        setup: runnerHooks.setup,
-        teardown: runnerHooks.teardown.concat([() => app.terminate()]),
-      },
+      processCLIArgs(process.argv.splice(2))
+      configure({
+        ...app.rcFile.tests,
+        ...config,
+        ...{
+          setup: runnerHooks.setup,
+          teardown: runnerHooks.teardown.concat([() => app.terminate()]),
+        },
+      })
     })
+    .run(async () => {
+      await run()
+      exitIfHeldOpen()
+    })
+    .catch((error) => {
+      process.exitCode = 1
+      prettyPrintError(error)
+    })
+}
+
+/*
+| A whole-suite run is dealt out to several processes of this same script,
+| each on its own database and Redis database (bin/test_shards.ts); a run
+| that picks files or tests, and each of those processes, runs Japa here.
+*/
+const shards = shardCount(process.argv.slice(2))
+if (shards > 1) {
+  const { default: rc } = await import('../adonisrc.js')
+  process.exitCode = await runShards({
+    appRoot: APP_ROOT.pathname,
+    script: new URL(import.meta.url).pathname,
+    argv: process.argv.slice(2),
+    suites: (rc.tests?.suites ?? []).map(({ name, files }) => ({ name, files: [files].flat() })),
+    shards,
   })
-  .run(async () => {
-    await run()
-    exitIfHeldOpen()
-  })
-  .catch((error) => {
-    process.exitCode = 1
-    prettyPrintError(error)
-  })
+} else {
+  runJapa()
+}

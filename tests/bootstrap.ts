@@ -2,12 +2,21 @@ import { assert } from '@japa/assert'
 import app from '@adonisjs/core/services/app'
 import type { Config } from '@japa/runner/types'
 import { pluginAdonisJS } from '@japa/plugin-adonisjs'
+import { spec } from '@japa/runner/reporters'
 import { startTestServers } from '#tests/helpers/servers'
+import { timing } from '#tests/helpers/timing_reporter'
 
 export const plugins: Config['plugins'] = [assert(), pluginAdonisJS(app)]
 
+/** Each test as it ends, then the slowest tests and files and the total. */
+export const reporters: Config['reporters'] = {
+  activated: ['spec', 'timing'],
+  list: [spec(), timing()],
+}
+
 /**
- * The test database is rebuilt from the migrations once per run; each test
+ * The test database is created when missing and rebuilt from the migrations
+ * once per run (a sharded run has one database per process); each test
  * group truncates what it touches (tests that run concurrent requests cannot
  * live inside one wrapping transaction). Migration locks are MySQL advisory
  * locks, global to the server: they are disabled so that two runs on two test
@@ -17,6 +26,7 @@ async function rebuildTestDatabase() {
   const ace = await app.container.make('ace')
   // Not migration:fresh: it hands --disable-locks on to db:wipe, which refuses it.
   for (const [name, args] of [
+    ['db:create', []],
     ['db:wipe', []],
     ['migration:run', ['--disable-locks', '--compact-output', '--no-schema-generate']],
   ] as const) {
