@@ -8,6 +8,8 @@
 */
 import { assert } from '@japa/assert'
 import { configure, processCLIArgs, run } from '@japa/runner'
+import { spec } from '@japa/runner/reporters'
+import { timing } from '#tests/helpers/timing_reporter'
 import { killTrackedNow } from './cluster/processes.js'
 import { startCluster } from '#tests/cluster_faults/helpers/cluster'
 
@@ -28,6 +30,8 @@ processCLIArgs(process.argv.splice(2))
 configure({
   files: ['tests/cluster_faults/**/*.spec.ts'],
   plugins: [assert()],
+  // Each test as it ends, then the slowest tests and the total.
+  reporters: { activated: ['spec', 'timing'], list: [spec(), timing()] },
   timeout: 25 * 60_000,
   setup: [
     async () => {

@@ -8,6 +8,8 @@
 */
 import { assert } from '@japa/assert'
 import { configure, processCLIArgs, run } from '@japa/runner'
+import { spec } from '@japa/runner/reporters'
+import { timing } from '#tests/helpers/timing_reporter'
 import { killAll } from '#tests/faults/helpers/processes'
 import { startWorld } from '#tests/faults/helpers/world'
 
@@ -26,6 +28,8 @@ processCLIArgs(process.argv.splice(2))
 configure({
   files: ['tests/faults/**/*.spec.ts'],
   plugins: [assert()],
+  // Each test as it ends, then the slowest tests and the total.
+  reporters: { activated: ['spec', 'timing'], list: [spec(), timing()] },
   // A scenario waits for payment orders to expire (60 s TTL) and for recovery.
   timeout: 300_000,
   setup: [
