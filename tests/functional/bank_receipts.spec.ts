@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises'
 import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import { configurePlatform } from '#merchants/actions/configure_platform'
-import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
+import { markPaymentPaid, type MarkPaidResult } from '#payments/actions/mark_payment_paid'
 import { settlePayment } from '#payments/actions/settle_payment'
 import { reviewSlip } from '#slips/actions/review_slip'
 import { uploadSlip } from '#slips/actions/upload_slip'
@@ -627,6 +627,53 @@ test.group('bank receipts: one transfer, one credit', (group) => {
     assert.equal(attached.outcome, 'receivable_cleared')
     // 700.00 − 10.50 and 700.01 − 10.50, each once.
     assert.equal(await credited(who), 68_950 + 68_951)
+    await assertReconciled(assert)
+  })
+})
+
+test.group('bank receipts: four eyes judge the money that moves', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.teardown(removeSlipImages)
+
+  test('a 100.00 order paid from its 50,000.00 transfer, crediting what was received, waits for a second operator', async ({
+    assert,
+  }) => {
+    const { who, alice, bob } = await setUp('1000.00')
+    const order = await transferOrder(who, '100.00')
+    const { slip, line } = await payWithSlip(order, '50000.00')
+    assert.equal(line.status, 'unmatched')
+
+    // The slip names the 50,000.00 transfer; approving it credits what was received.
+    const marked = (await reviewSlip(
+      { slip_id: slip.id, ...APPROVE, amount_policy: 'credit_received' },
+      alice
+    )) as MarkPaidResult
+    // 50,000.00 is credited, above the 1,000.00 threshold: nothing moves on one decision.
+    assert.equal(marked.outcome, 'approval_requested')
+    assert.equal(await credited(who), 0)
+    await order.refresh()
+    assert.equal(order.status, 'open')
+
+    await approve(marked.request!.id, bob)
+    // 50,000.00 − 1.5 %: credited once the second operator agreed.
+    assert.equal(await credited(who), 4_925_000)
+    await assertReconciled(assert)
+  })
+
+  test('below the threshold on both counts, marking paid what was received moves at once', async ({
+    assert,
+  }) => {
+    const { who, alice } = await setUp('1000.00')
+    const order = await transferOrder(who, '100.00')
+    const { slip, line } = await payWithSlip(order, '150.00')
+    assert.equal(line.status, 'unmatched')
+    const marked = (await reviewSlip(
+      { slip_id: slip.id, ...APPROVE, amount_policy: 'credit_received' },
+      alice
+    )) as MarkPaidResult
+    assert.equal(marked.outcome, 'paid')
+    // 150.00 − 2.25.
+    assert.equal(await credited(who), 14_775)
     await assertReconciled(assert)
   })
 })

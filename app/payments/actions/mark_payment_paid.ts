@@ -123,7 +123,8 @@ export async function markPaymentPaid(
         actor,
         reason: { code: data.reason_code, comment: data.comment },
         threshold: prepared.platform.fourEyesThreshold,
-        amount: prepared.order.amount,
+        // The money that moves, not the order's amount (it may credit what was received).
+        amount: amountCredited(prepared.order, prepared.receipt),
         field: 'platform_order_id',
         run: () => runMarkPaid(trx, prepared, data, { actor, request: null }),
       })
@@ -168,6 +169,16 @@ export async function prepareMarkPaid(
     reviewedBy: slip ? (actor?.operatorId ?? null) : await latestSlipReviewer(trx, order.id),
   }
   return { order, slip, platform, target, receipt, claimPath: undefined as ClaimPath | undefined }
+}
+
+/**
+ * What marking the order paid credits before the fee, which the four-eyes
+ * threshold judges: the order's amount, or what the bank received when that
+ * is another amount (credit what was received).
+ */
+function amountCredited(order: PaymentOrder, receipt: PaymentReceipt) {
+  const received = receivedAmount(receipt)
+  return received === order.transferAmount ? order.amount : received
 }
 
 /**
