@@ -61,9 +61,23 @@ export async function completePayout(
   })
 }
 
+const BULK_FILE = 'bulk_file'
+
+/**
+ * A bulk-file payout whose file was handed to the bank (pending): the bank
+ * may carry it out at any time, so its hold stays until its debit line (or
+ * its return) settles it. Released now, the merchant could spend the money
+ * again before the debit arrives (docs/decisions.md, "Bulk-file payouts keep
+ * their hold").
+ */
+function isAtTheBank(order: PayoutOrder) {
+  return order.connector === BULK_FILE && order.status === 'pending'
+}
+
 /**
  * The hold timeout: an order still open after the hold period gives its
- * amount + fee back to balance and stays open. Idempotent.
+ * amount + fee back to balance and stays open, except a bulk-file payout
+ * whose file is at the bank (isAtTheBank). Idempotent.
  */
 export async function releasePayoutHold(payoutOrderId: number, now = DateTime.utc()) {
   return withDeadlockRetry(
@@ -75,6 +89,7 @@ export async function releasePayoutHold(payoutOrderId: number, now = DateTime.ut
           .first()
         if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
         if (order.holdExpiresAt > now) return false
+        if (isAtTheBank(order)) return false
         assertHoldTransition(order.holdState, 'released')
         await postLedgerTransaction(trx, holdReleasedPosting(order))
         order.holdState = 'released'
@@ -105,6 +120,8 @@ export async function releaseOverdueHolds(now = DateTime.utc(), batch = 500) {
         .whereIn('status', OPEN_PAYOUT_STATUSES)
         .where('hold_state', 'held')
         .where('hold_expires_at', '<=', now.toJSDate())
+        // Files at the bank keep their holds (isAtTheBank).
+        .whereNot((query) => query.where('connector', BULK_FILE).where('status', 'pending'))
         .if(skip.length > 0, (query) => query.whereNotIn('id', skip))
         .orderBy('hold_expires_at')
         .limit(size)
