@@ -140,7 +140,8 @@ const key = (accountId: number, value: string | number) => `${accountId}|${value
  * time. A payment for an order that has already expired is "late"; anything
  * else (two claimants included) waits in "unmatched" for an operator. Debit
  * lines confirm bulk-file payouts named by their reference; a credit naming
- * a payout is that transfer coming back.
+ * a payout is that transfer coming back. Either must carry the payout's
+ * amount, or it waits in "unmatched" for an operator.
  */
 export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
   if (isPayoutReference(line.reference)) {
@@ -153,6 +154,17 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
     }
     if (!payout || payout.connector !== 'bulk_file' || payout.status !== 'pending') {
       return { result: 'unmatched', note: `${line.reference}: no pending bulk-file payout` }
+    }
+    // The bank's file sends the payout's amount, and a return brings it back whole:
+    // another amount is not this transfer (a 1.00 credit must not refund 1,000.00).
+    if (line.amount !== payout.amount) {
+      return {
+        result: 'unmatched',
+        note:
+          line.direction === 'debit'
+            ? `${line.reference}: the bank file sends ${payout.amount} satang`
+            : `${line.reference}: a return of ${payout.amount} satang is expected`,
+      }
     }
     return { result: 'matched', payout }
   }

@@ -16,6 +16,7 @@ import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
 import { buildSlipMiniQr } from '#slips/mini_qr'
 import { dispatchPayout } from '#payouts/actions/dispatch_payout'
 import { exportBulkFile } from '#payouts/actions/export_bulk_file'
+import { releaseOverdueHolds, releasePayoutHold } from '#payouts/actions/complete_payout'
 import { verifyLedger } from '#ledger/verify'
 import { orderTimeline } from '#core/order_events'
 import { formatAmount } from '#core/money'
@@ -294,6 +295,85 @@ test.group('statement import and matching', (group) => {
     assert.equal(first.status, 'success')
     assert.equal(second.status, 'failed')
     assert.equal(second.failureReason, 'returned_by_bank')
+    assert.deepEqual(await balance(who), { balance: 900, freeze_balance: 0, unsettle_balance: 0 })
+  })
+
+  test('a 1.00 credit naming a 100.00 bulk-file payout is no return: the payout stays at the bank, its debit then confirms it', async ({
+    assert,
+  }) => {
+    const who = await createPayoutMerchant(1000_00, { payoutRoute: 'bulk_file' })
+    account = await createDepositAccount({ channel: 'transfer' })
+    const response = await signedPost(
+      '/withdraw/create',
+      who,
+      authBody(who, { ...PAYOUT_FIELDS, merchant_order_id: 'R1' })
+    )
+    const id = response.json.data.platform_order_id
+    const payout = await PayoutOrder.findByOrFail('platform_order_id', id)
+    await dispatchPayout(payout.id)
+    await exportBulkFile({ directory: app.tmpPath('test-payouts') }, { name: 'test' })
+
+    const small = await importFile(
+      account,
+      'small.csv',
+      neutral([[new Date(), 'credit', '1.00', id, 'RETURNED TRANSFER']])
+    )
+    assert.deepEqual(small.results, { matched: 0, unmatched: 1, late: 0, skipped: 0 })
+    const line = await db.from('statement_lines').where('import_id', small.importId).firstOrFail()
+    assert.equal(line.status, 'unmatched')
+    assert.equal(line.note, `${id}: a return of 10000 satang is expected`)
+    assert.equal((await payout.refresh()).status, 'pending')
+    assert.deepEqual(await balance(who), { balance: 900, freeze_balance: 100, unsettle_balance: 0 })
+
+    const debit = await importFile(
+      account,
+      'debit.csv',
+      neutral([[new Date(), 'debit', '100.00', id, 'BULK TRANSFER']])
+    )
+    assert.equal(debit.results.matched, 1)
+    assert.equal((await payout.refresh()).status, 'success')
+    assert.deepEqual(await balance(who), { balance: 900, freeze_balance: 0, unsettle_balance: 0 })
+  })
+
+  test('a bulk-file payout keeps its hold while its file is at the bank; one not yet exported is released after the hold period', async ({
+    assert,
+  }) => {
+    const who = await createPayoutMerchant(1000_00, { payoutRoute: 'bulk_file' })
+    account = await createDepositAccount({ channel: 'transfer' })
+    const create = async (id: string) => {
+      const response = await signedPost(
+        '/withdraw/create',
+        who,
+        authBody(who, { ...PAYOUT_FIELDS, merchant_order_id: id })
+      )
+      const order = await PayoutOrder.findByOrFail(
+        'platform_order_id',
+        response.json.data.platform_order_id
+      )
+      await dispatchPayout(order.id)
+      return order
+    }
+    const exported = await create('H1')
+    await exportBulkFile({ directory: app.tmpPath('test-payouts') }, { name: 'test' })
+    const waiting = await create('H2')
+    assert.equal((await exported.refresh()).status, 'pending')
+    assert.notEqual((await waiting.refresh()).status, 'pending')
+
+    // An hour later, neither has a final answer: only the one still with us gives its hold back.
+    assert.equal(await releaseOverdueHolds(DateTime.utc().plus({ hours: 1 })), 1)
+    assert.equal((await exported.refresh()).holdState, 'held')
+    assert.equal((await waiting.refresh()).holdState, 'released')
+    assert.equal(await releasePayoutHold(exported.id, DateTime.utc().plus({ hours: 1 })), false)
+    assert.deepEqual(await balance(who), { balance: 900, freeze_balance: 100, unsettle_balance: 0 })
+
+    // The bank's debit settles it from the hold: never below what was there.
+    const summary = await importFile(
+      account,
+      'h.csv',
+      neutral([[new Date(), 'debit', '100.00', exported.platformOrderId, 'BULK TRANSFER']])
+    )
+    assert.equal(summary.results.matched, 1)
+    assert.equal((await exported.refresh()).status, 'success')
     assert.deepEqual(await balance(who), { balance: 900, freeze_balance: 0, unsettle_balance: 0 })
   })
 

@@ -219,30 +219,52 @@ test.group('judgeLine: payout references', () => {
     })
   })
 
-  test('a debit naming a pending bulk-file payout confirms it, whatever its amount', ({
-    assert,
-  }) => {
-    // The reference decides: the line's amount is not compared with the payout's.
+  test('a debit naming a pending bulk-file payout for its amount confirms it', ({ assert }) => {
     const withdrawal = payoutOrder(20)
-    const settlement = payoutOrder(22, { platformOrderId: SETTLEMENT_ID })
+    const settlement = payoutOrder(22, { platformOrderId: SETTLEMENT_ID, amount: 90_000 })
     const found = candidates({ payouts: [withdrawal, settlement] })
     assert.deepEqual(
-      judgeLine(line({ direction: 'debit', reference: WITHDRAW_ID, amount: 1 }), found),
+      judgeLine(line({ direction: 'debit', reference: WITHDRAW_ID, amount: 250_000 }), found),
       { result: 'matched', payout: withdrawal }
     )
     assert.deepEqual(
-      judgeLine(line({ direction: 'debit', reference: SETTLEMENT_ID, amount: 1 }), found),
+      judgeLine(line({ direction: 'debit', reference: SETTLEMENT_ID, amount: 90_000 }), found),
       { result: 'matched', payout: settlement }
     )
   })
 
-  test('a credit naming a pending bulk-file payout is that transfer coming back', ({ assert }) => {
+  test('a debit naming a pending bulk-file payout for another amount is unmatched', ({
+    assert,
+  }) => {
+    const found = candidates({ payouts: [payoutOrder(20)] })
+    for (const amount of [1, 249_999, 250_001]) {
+      assert.deepEqual(
+        judgeLine(line({ direction: 'debit', reference: WITHDRAW_ID, amount }), found),
+        { result: 'unmatched', note: `${WITHDRAW_ID}: the bank file sends 250000 satang` }
+      )
+    }
+  })
+
+  test('a credit naming a pending bulk-file payout for its amount is that transfer coming back', ({
+    assert,
+  }) => {
     const payout = payoutOrder(20)
     const verdict = judgeLine(
       line({ direction: 'credit', reference: WITHDRAW_ID, amount: 250_000 }),
       candidates({ payouts: [payout] })
     )
     assert.deepEqual(verdict, { result: 'matched', payout })
+  })
+
+  test('a small credit naming a pending bulk-file payout is no return of it', ({ assert }) => {
+    // A 1.00 credit must not fail a 2,500.00 payout and refund it whole.
+    const found = candidates({ payouts: [payoutOrder(20)] })
+    for (const amount of [100, 249_999, 260_000]) {
+      assert.deepEqual(
+        judgeLine(line({ direction: 'credit', reference: WITHDRAW_ID, amount }), found),
+        { result: 'unmatched', note: `${WITHDRAW_ID}: a return of 250000 satang is expected` }
+      )
+    }
   })
 
   test('a line naming no pending bulk-file payout is unmatched', ({ assert }) => {
