@@ -14,6 +14,8 @@ export interface ParsedStatementLine {
    * or its reference when it has none.
    */
   transRef?: string | null
+  /** The account's balance the bank printed after this line, satang (signed), when the statement has one. */
+  balanceAfter?: number | null
   description: string
 }
 
@@ -39,6 +41,14 @@ export function parseStatementAmount(text: string, lineNumber: number): number {
   const match = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(clean)
   if (!match) throw new StatementFormatError(`line ${lineNumber}: "${text}" is not an amount`)
   return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'))
+}
+
+/** A running balance the bank printed ("12,345.60", "-20.00") → signed satang; empty → null. */
+export function parseStatementBalance(text: string | undefined, lineNumber: number): number | null {
+  const clean = text?.trim() ?? ''
+  if (clean === '') return null
+  const satang = parseStatementAmount(clean, lineNumber)
+  return clean.startsWith('-') ? -satang : satang
 }
 
 /**

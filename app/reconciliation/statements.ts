@@ -39,7 +39,8 @@ export const statementBatching = { lines: 1000, linesPerTransaction: 1000 }
 
 /**
  * Stores a parsed statement of one deposit account in the caller's
- * transaction: one `statement_imports` row, then each line under a
+ * transaction: one `statement_imports` row, then each line under its
+ * transfer's identity (`transferKey`, unique across accounts) and a
  * fingerprint unique per account (a line already known adds nothing), in
  * multi-row INSERT IGNOREs as the lines arrive: a streamed file is never
  * held whole. A bad line thrown by the parser rolls the caller's transaction
@@ -96,6 +97,8 @@ export async function storeStatement(
     'amount',
     'reference',
     'trans_ref',
+    'transfer_key',
+    'balance_after',
     'description',
     'status',
     'note',
@@ -175,6 +178,8 @@ export async function storeStatement(
         line.amount,
         line.reference,
         line.transRef ?? line.reference,
+        transferKey(account.id, line),
+        line.balanceAfter ?? null,
         line.description,
         'new',
         null,
@@ -183,6 +188,23 @@ export async function storeStatement(
       if (batch.length >= statementBatching.lines) await flush()
     }
   }
+}
+
+/**
+ * What the bank says identifies a transfer (statement_lines.transfer_key,
+ * unique across accounts): its transaction reference, with the direction
+ * (a transfer between two of the gateway's accounts is a debit on one and a
+ * credit on the other); or, where the statement prints a running balance,
+ * the account, direction, amount and balance at the bank's minute (a
+ * re-export that drops the seconds is the same transfer). Null when the
+ * bank says neither: the line is then known by its fingerprint in its file.
+ * Never our own formatting: the description and the seconds are left out.
+ */
+export function transferKey(accountId: number, line: ParsedStatementLine): string | null {
+  if (line.transRef) return `ref|${line.direction}|${line.transRef}`
+  if (line.balanceAfter === null || line.balanceAfter === undefined) return null
+  const minute = line.lineAt.toISOString().slice(0, 16)
+  return `bal|${accountId}|${line.direction}|${line.amount}|${line.balanceAfter}|${minute}`
 }
 
 /**

@@ -5,6 +5,7 @@ import { GATEWAY_ZONE } from '#core/clock'
 import {
   findReference,
   parseStatementAmount,
+  parseStatementBalance,
   StatementFormatError,
   type ParsedStatementLine,
 } from '#reconciliation/statement_line'
@@ -193,10 +194,10 @@ function localTime(text: string, formats: string[], lineNumber: number): Date {
 
 /**
  * The gateway's own layout:
- * `date_time,direction,amount,reference,description[,trans_ref]` with
- * date_time in GMT+7 (`YYYY-MM-DD HH:mm[:ss]` or ISO 8601 with an offset),
- * direction credit|debit, and the bank's transaction reference when the
- * bank's export has it.
+ * `date_time,direction,amount,reference,description[,trans_ref][,balance]`
+ * with date_time in GMT+7 (`YYYY-MM-DD HH:mm[:ss]` or ISO 8601 with an
+ * offset), direction credit|debit, and the bank's transaction reference and
+ * running balance when the bank's export has them.
  */
 function neutralLine(record: Record<string, string>, lineNumber: number): ParsedStatementLine {
   const direction = record.direction?.toLowerCase()
@@ -214,6 +215,7 @@ function neutralLine(record: Record<string, string>, lineNumber: number): Parsed
       ? record.reference.trim().toUpperCase()
       : findReference(description),
     transRef: transRef ? transRef.toUpperCase().slice(0, 64) : null,
+    balanceAfter: parseStatementBalance(record.balance, lineNumber),
     description: description.slice(0, 255),
   }
 }
@@ -245,6 +247,7 @@ function kbankLine(record: Record<string, string>, lineNumber: number): ParsedSt
     direction: deposit ? 'credit' : 'debit',
     amount: parseStatementAmount(deposit || withdrawal, lineNumber),
     reference: findReference(`${record.details ?? ''} ${record.description ?? ''}`),
+    balanceAfter: parseStatementBalance(record.balance, lineNumber),
     description: description.slice(0, 255),
   }
 }

@@ -1,0 +1,189 @@
+import { test } from '@japa/runner'
+import { DateTime } from 'luxon'
+import db from '@adonisjs/lucid/services/db'
+import PaymentOrder from '#payments/models/payment_order'
+import type DepositAccount from '#payments/models/deposit_account'
+import { importStatement } from '#reconciliation/actions/import_statement'
+import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
+import { readMerchantBalance } from '#ledger/ledger'
+import { formatAmount } from '#core/money'
+import { refusal } from '#tests/helpers/actions'
+import { operatorActor } from '#tests/helpers/decisions'
+import {
+  authBody,
+  createDepositAccount,
+  createDepositMerchant,
+  resetDatabase,
+  signedPost,
+  type TestMerchant,
+} from '#tests/helpers/merchants'
+
+/**
+ * One bank transfer is one statement line, however its statement is
+ * exported: the line is known by what the bank says of it (its transaction
+ * reference, or its running balance), not by our parsing of the file.
+ */
+
+let sequence = 0
+
+async function createPayment(who: TestMerchant, amount: string) {
+  sequence += 1
+  const response = await signedPost(
+    '/payment/create-transfer',
+    who,
+    authBody(who, {
+      merchant_order_id: `TI${sequence}`,
+      amount,
+      bank: 'SCB',
+      account_name: 'Somchai Jaidee',
+      account_no: '1234567890',
+      notify_url: 'https://merchant.example.test/cb',
+    })
+  )
+  if (response.status !== 200) throw new Error(response.text)
+  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
+}
+
+function importFile(account: DepositAccount, content: string, layout = 'neutral') {
+  return importStatement(
+    { deposit_account_id: account.id, layout, file_name: 'statement.csv', content },
+    { name: 'test' }
+  )
+}
+
+/** GMT+7 wall-clock time of an instant, with or without its seconds. */
+function bangkok(at: DateTime, format = 'yyyy-LL-dd HH:mm:ss') {
+  return at.setZone('UTC+7').toFormat(format)
+}
+
+async function held(who: TestMerchant) {
+  const balance = await readMerchantBalance(who.merchant.id)
+  return balance.balance + balance.unsettleBalance
+}
+
+test.group('one bank transfer, one statement line', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  test('a re-exported transfer (same transaction reference, another description, minutes only) adds nothing and credits nothing twice', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ paymentFeeRateBps: 150 })
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const order = await createPayment(who, '1700.00')
+    const at = DateTime.utc().minus({ seconds: 30 })
+    const amount = formatAmount(order.transferAmount)
+
+    const first = await importFile(
+      account,
+      'date_time,direction,amount,reference,description,trans_ref\n' +
+        `${bangkok(at)},credit,${amount},,TRANSFER FROM SCB X1234,202612062049AB01\n`
+    )
+    assert.deepInclude(first, { lines: 1, newLines: 1 })
+    assert.equal(first.results.matched, 1)
+    const credited = await held(who)
+    assert.isAbove(credited, 0)
+
+    // The bank's second export of the same transfer: other words, no seconds.
+    const again = await importFile(
+      account,
+      'date_time,direction,amount,reference,description,trans_ref\n' +
+        `${bangkok(at, 'yyyy-LL-dd HH:mm')},credit,${amount},,SCB X1234 SOMCHAI J,202612062049ab01\n`
+    )
+    assert.deepInclude(again, { lines: 1, newLines: 0 })
+    assert.deepEqual(again.results, { matched: 0, unmatched: 0, late: 0, skipped: 0 })
+    const lines = await db.from('statement_lines')
+    assert.lengthOf(lines, 1)
+    assert.equal(lines[0].transfer_key, 'ref|credit|202612062049AB01')
+    // No second line, so nothing an operator could credit a second time.
+    assert.equal(await held(who), credited)
+  })
+
+  test('the same transaction reference on another of our accounts is the same transfer', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const mine = await createDepositAccount({ channel: 'transfer' })
+    const other = await createDepositAccount({ channel: 'transfer' })
+    const alice = (await operatorActor('alice@example.com')).actor
+    const line =
+      'date_time,direction,amount,reference,description,trans_ref\n' +
+      `${bangkok(DateTime.utc().minus({ minutes: 1 }))},credit,1234.00,,TRANSFER,TX777\n`
+    assert.equal((await importFile(mine, line)).newLines, 1)
+    assert.equal((await importFile(other, line)).newLines, 0)
+    const [stored] = await db.from('statement_lines')
+    assert.equal(Number(stored.deposit_account_id), mine.id)
+
+    // Credited once from its one line; there is no other line to credit.
+    await creditMerchantFromLine(
+      {
+        statement_line_id: Number(stored.id),
+        merchant_id: who.merchantId,
+        reason_code: 'merchant_claimed',
+        comment: 'the merchant shows the transfer',
+      },
+      alice
+    )
+    assert.lengthOf(await db.from('statement_lines'), 1)
+    const second = await refusal(
+      creditMerchantFromLine(
+        {
+          statement_line_id: Number(stored.id),
+          merchant_id: who.merchantId,
+          reason_code: 'merchant_claimed',
+          comment: 'again',
+        },
+        alice
+      )
+    )
+    assert.match(second.message, /already/)
+  })
+
+  test('with running balances: a re-export is recognised, and two transfers of one amount in one minute stay two', async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const day = DateTime.utc().minus({ minutes: 5 }).setZone('UTC+7')
+    const date = day.toFormat('dd-LL-yy')
+    const time = day.toFormat('HH:mm')
+    const kbank = (description: string) =>
+      'Date,Time,Description,Withdrawal,Deposit,Balance,Channel,Details\n' +
+      `${date},${time},${description},,500.00,"10,500.00",K PLUS,FROM SCB X1111\n` +
+      `${date},${time},${description},,500.00,"11,000.00",K PLUS,FROM SCB X2222\n`
+
+    const first = await importFile(account, kbank('Transfer Deposit'), 'kbank')
+    assert.deepInclude(first, { lines: 2, newLines: 2 })
+    const again = await importFile(account, kbank('TRANSFER IN'), 'kbank')
+    assert.deepInclude(again, { lines: 2, newLines: 0 })
+
+    const lines = await db.from('statement_lines').orderBy('id')
+    assert.deepEqual(
+      lines.map((line) => Number(line.balance_after)),
+      [1_050_000, 1_100_000]
+    )
+    assert.notEqual(lines[0].transfer_key, lines[1].transfer_key)
+  })
+
+  test('two payments naming one order without a bank reference are two transfers', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const order = await createPayment(who, '300.00')
+    const at = DateTime.utc().minus({ minutes: 2 })
+    const summary = await importFile(
+      account,
+      'date_time,direction,amount,reference,description\n' +
+        `${bangkok(at)},credit,${formatAmount(order.transferAmount)},${order.platformOrderId},TRANSFER\n` +
+        `${bangkok(at.plus({ seconds: 40 }))},credit,${formatAmount(order.transferAmount)},${order.platformOrderId},TRANSFER\n`
+    )
+    // The order's reference is ours, not the bank's: both lines are kept.
+    assert.deepInclude(summary, { lines: 2, newLines: 2 })
+    assert.equal(summary.results.matched, 1)
+    const lines = await db.from('statement_lines')
+    assert.deepEqual(
+      lines.map((line) => line.transfer_key),
+      [null, null]
+    )
+  })
+})
