@@ -1,4 +1,7 @@
 import { test } from '@japa/runner'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
@@ -8,6 +11,7 @@ import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_
 import { readMerchantBalance } from '#ledger/ledger'
 import { formatAmount } from '#core/money'
 import { refusal } from '#tests/helpers/actions'
+import { aceProcess } from '#tests/helpers/ace'
 import { operatorActor } from '#tests/helpers/decisions'
 import {
   authBody,
@@ -185,5 +189,44 @@ test.group('one bank transfer, one statement line', (group) => {
       lines.map((line) => line.transfer_key),
       [null, null]
     )
+  })
+
+  test('two overlapping exports imported at once from two processes: each transfer stored and paid once', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const orders = [
+      await createPayment(who, '410.00'),
+      await createPayment(who, '420.00'),
+      await createPayment(who, '430.00'),
+    ]
+    // In the orders' slots (from their creation): the lines pay them.
+    const at = DateTime.utc().minus({ seconds: 10 })
+    const line = (index: number, description: string) =>
+      `${bangkok(at.plus({ seconds: index * 10 }))},credit,` +
+      `${formatAmount(orders[index].transferAmount)},,${description},TXOVERLAP${index}`
+    const header = 'date_time,direction,amount,reference,description,trans_ref'
+    const dir = await mkdtemp(join(tmpdir(), 'overlap-'))
+    try {
+      // The first export ends with the second transfer; the next one, worded
+      // otherwise, starts with it.
+      const first = join(dir, 'first.csv')
+      const second = join(dir, 'second.csv')
+      await writeFile(first, [header, line(0, 'TRANSFER'), line(1, 'TRANSFER')].join('\n'))
+      await writeFile(second, [header, line(1, 'PROMPTPAY IN'), line(2, 'PROMPTPAY IN')].join('\n'))
+      const results = await Promise.all(
+        [first, second].map((file) =>
+          aceProcess('statements:import', file, `--account=${account.id}`, '--json')
+        )
+      )
+      for (const result of results) assert.equal(result.code, 0, result.output)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+    assert.lengthOf(await db.from('statement_lines'), 3)
+    for (const order of orders) assert.equal((await order.refresh()).status, 'unsettled_paid')
+    assert.lengthOf(await db.from('callback_outbox').where('status', 'PAID'), 3)
+    assert.lengthOf(await db.from('receipt_claims'), 3)
   })
 })
