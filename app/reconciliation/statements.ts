@@ -21,6 +21,7 @@ import { lockBankAccount, postLedgerTransactions } from '#ledger/ledger'
 import { bankStatementPosting } from '#ledger/recipes'
 import { gatewayDaySql } from '#core/clock'
 import type { Actor } from '#core/actor'
+import { assertContinues, BalanceChain } from '#reconciliation/statement_continuity'
 
 export interface ImportSummary {
   importId: number
@@ -84,6 +85,7 @@ export async function storeStatement(
   })
 
   const seen = new Map<string, number>()
+  const chain = new BalanceChain()
   let batch: Array<Array<string | number | Date | null>> = []
   let lineCount = 0
   let newLines = 0
@@ -139,6 +141,7 @@ export async function storeStatement(
     await inserting.catch(() => {})
   }
   await inserting
+  await assertOpeningContinues(trx, account.id, Number(importId), chain)
   if (statement.judge) {
     // The verdicts stored: the rows this import added (a line already known keeps its import).
     const counts = await trx
@@ -160,6 +163,7 @@ export async function storeStatement(
   async function parseAndQueue() {
     for await (const line of statement.lines) {
       lineCount++
+      chain.add(line)
       const lineKey = [
         line.lineAt.toISOString(),
         line.direction,
@@ -188,6 +192,44 @@ export async function storeStatement(
       if (batch.length >= statementBatching.lines) await flush()
     }
   }
+}
+
+/**
+ * A file that prints balances opens where the account's stored statements
+ * closed (`assertContinues`), unless its earliest line is one already stored
+ * (an overlapping export): the chain inside the file then carries on from it.
+ */
+async function assertOpeningContinues(
+  trx: TransactionClientContract,
+  accountId: number,
+  importId: number,
+  chain: BalanceChain
+) {
+  const opening = chain.opening()
+  if (!opening) return
+  const key = transferKey(accountId, opening.line)
+  const known =
+    key &&
+    (await trx
+      .from('statement_lines')
+      .where('transfer_key', key)
+      .whereNot('import_id', importId)
+      .first())
+  if (known) return
+  const last = await trx
+    .from('statement_lines')
+    .where('deposit_account_id', accountId)
+    .whereNot('import_id', importId)
+    .whereNotNull('balance_after')
+    .where('line_at', '<=', opening.line.lineAt)
+    .orderBy('line_at', 'desc')
+    .orderBy('id', 'desc')
+    .select('balance_after', 'line_at')
+    .first()
+  assertContinues(
+    opening,
+    last && { balanceAfter: Number(last.balance_after), lineAt: new Date(last.line_at) }
+  )
 }
 
 /**

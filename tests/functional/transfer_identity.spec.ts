@@ -230,3 +230,119 @@ test.group('one bank transfer, one statement line', (group) => {
     assert.lengthOf(await db.from('receipt_claims'), 3)
   })
 })
+
+test.group('statements are continuous', (group) => {
+  group.each.setup(() => resetDatabase())
+
+  /** A KBank export of these (time, deposit or −withdrawal, printed balance) lines, oldest first. */
+  function kbank(lines: Array<[DateTime, number, string]>) {
+    return [
+      'Date,Time,Description,Withdrawal,Deposit,Balance,Channel,Details',
+      ...lines.map(([at, amount, balance]) => {
+        const local = at.setZone('UTC+7')
+        const value = `"${formatAmount(Math.abs(amount))}"`
+        return [
+          local.toFormat('dd-LL-yy'),
+          local.toFormat('HH:mm'),
+          amount > 0 ? 'Transfer Deposit' : 'Transfer Withdrawal',
+          amount > 0 ? '' : value,
+          amount > 0 ? value : '',
+          `"${balance}"`,
+          'K PLUS',
+          '',
+        ].join(',')
+      }),
+    ].join('\n')
+  }
+
+  async function storedLines() {
+    return (await db.from('statement_lines')).length
+  }
+
+  test('a line missing inside a file breaks its balances: nothing is imported, the line is named', async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const at = DateTime.utc().minus({ hours: 2 })
+    // 10,000.00 + 500.00 = 10,500.00; the 1,000.00 line that made 11,500.00 is not in the file.
+    const file = kbank([
+      [at, 500_00, '10,500.00'],
+      [at.plus({ minutes: 5 }), 250_00, '11,750.00'],
+    ])
+    const error = await refusal(importFile(account, file, 'kbank'))
+    assert.equal(
+      error.errors[0].message,
+      "Nothing imported: line 3: the bank's balance 11,750.00 THB does not follow line 2 " +
+        '(10,500.00 THB + 250.00 = 10,750.00 THB): a line is missing or was changed'
+    )
+    assert.equal(await storedLines(), 0)
+  })
+
+  test('a file opening where the last one did not close is refused, in both layouts; the next one in line is imported', async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const at = DateTime.utc().minus({ hours: 3 })
+    const first = await importFile(
+      account,
+      kbank([
+        [at, 500_00, '10,240.40'],
+        [at.plus({ minutes: 1 }), 500_00, '10,740.40'],
+      ]),
+      'kbank'
+    )
+    assert.equal(first.newLines, 2)
+
+    // Opens at 11,740.40 − 200.00 = 11,540.40, not at 10,740.40: a statement is missing between them.
+    const gap = await refusal(
+      importFile(account, kbank([[at.plus({ minutes: 30 }), 200_00, '11,740.40']]), 'kbank')
+    )
+    assert.match(
+      gap.errors[0].message,
+      /^Nothing imported: line 2: the file opens at 11,540\.40 THB, where this account's statements closed at 10,740\.40 THB on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: a statement between them is missing, or the file is another account's$/
+    )
+    const neutral = await refusal(
+      importFile(
+        account,
+        'date_time,direction,amount,reference,description,trans_ref,balance\n' +
+          `${bangkok(at.plus({ minutes: 31 }))},credit,200.00,,TRANSFER,,"11,740.40"\n`
+      )
+    )
+    assert.match(neutral.errors[0].message, /the file opens at 11,540\.40 THB/)
+    assert.equal(await storedLines(), 2)
+
+    // The statement that follows: 10,740.40 − 40.40 + 200.00.
+    const next = await importFile(
+      account,
+      kbank([
+        [at.plus({ minutes: 40 }), -40_40, '10,700.00'],
+        [at.plus({ minutes: 41 }), 200_00, '10,900.00'],
+      ]),
+      'kbank'
+    )
+    assert.equal(next.newLines, 2)
+  })
+
+  test('an export overlapping the last one, or written newest first, continues it', async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const at = DateTime.utc().minus({ hours: 3 })
+    const lines: Array<[DateTime, number, string]> = [
+      [at, 100_00, '1,100.00'],
+      [at.plus({ minutes: 1 }), 100_00, '1,200.00'],
+      [at.plus({ minutes: 2 }), -50_00, '1,150.00'],
+      [at.plus({ minutes: 3 }), 25_00, '1,175.00'],
+    ]
+    assert.equal((await importFile(account, kbank(lines.slice(0, 2)), 'kbank')).newLines, 2)
+    // Starts with a line already imported, then goes on.
+    assert.equal((await importFile(account, kbank(lines.slice(1, 3)), 'kbank')).newLines, 1)
+    // Newest first, as some exports are.
+    const reversed = kbank(lines.slice(2).reverse())
+    assert.equal((await importFile(account, reversed, 'kbank')).newLines, 1)
+    assert.equal(await storedLines(), 4)
+  })
+})
