@@ -18,8 +18,9 @@ import type { Actor } from '#core/actor'
  *    credited) is backed by exactly one claim: a statement line, or an open
  *    receivable younger than the window.
  * 3. No receipt is claimed twice, and a claim's line is a credit of its
- *    account with the claimed amount; every line the matcher or an operator
- *    gave away is claimed.
+ *    account with the claimed amount; no claim credits more (fee included)
+ *    than its line brought; every line the matcher or an operator gave away
+ *    is claimed.
  * 4. deposit_clearing holds exactly the unclaimed credit lines and
  *    deposit_receivable exactly the open receivables.
  */
@@ -31,6 +32,7 @@ export type ProblemKind =
   | 'credit_claimed_twice'
   | 'receipt_claimed_twice'
   | 'claim_line_mismatch'
+  | 'claim_exceeds_receipt'
   | 'line_given_unclaimed'
   | 'stale_receivable'
   | 'receivable_line_waiting'
@@ -313,6 +315,23 @@ export async function checkReconciliation(
     problems.push({
       kind: 'claim_line_mismatch',
       detail: `claim ${row.id} takes statement line #${row.statement_line_id} (${row.direction}, ${formatThb(sum(row.amount))} THB, account ${row.line_account}) as ${formatThb(sum(row.received_amount))} THB received on account ${row.deposit_account_id}`,
+      depositAccountId: Number(row.deposit_account_id),
+    })
+  }
+  // A claim never gives away more than its receipt brought: what the merchant
+  // was credited plus the fee taken from it is at most what the bank received.
+  const [excess] = await trx.rawQuery(
+    `SELECT c.id, c.statement_line_id, c.deposit_account_id, c.credited, c.fee, c.received_amount
+       FROM statement_lines l ${lines.index}
+       JOIN receipt_claims c ON c.statement_line_id = l.id
+      WHERE c.reversed_at IS NULL AND c.received_amount IS NOT NULL
+        AND c.credited + c.fee > c.received_amount${lines.where}`,
+    lines.bindings as any[]
+  )
+  for (const row of excess) {
+    problems.push({
+      kind: 'claim_exceeds_receipt',
+      detail: `claim ${row.id} credits ${formatThb(sum(row.credited))} THB + ${formatThb(sum(row.fee))} THB fee from statement line #${row.statement_line_id}, which brought ${formatThb(sum(row.received_amount))} THB`,
       depositAccountId: Number(row.deposit_account_id),
     })
   }

@@ -83,6 +83,27 @@ test.group('reconcile:verify against a database written around the gateway', (gr
     }
   })
 
+  test('a claim crediting more than its line brought is named, exit 1', async ({ assert }) => {
+    const { line } = await paidPayment()
+    // 1.00 THB more than the transfer, fee included.
+    await db
+      .from('receipt_claims')
+      .where('statement_line_id', line.id)
+      .update({ credited: db.raw('received_amount - fee + 100') })
+    const problems = (await verifyReconciliation()).problems
+    const excess = problems.filter((problem) => problem.kind === 'claim_exceeds_receipt')
+    assert.lengthOf(excess, 1)
+    assert.match(
+      excess[0].detail,
+      new RegExp(
+        `^claim \\d+ credits [\\d,.]+ THB \\+ [\\d,.]+ THB fee from statement line #${line.id}, which brought 120\\.\\d\\d THB$`
+      )
+    )
+    const result = await verified()
+    assert.equal(result.code, 1, result.output)
+    assert.include(result.output, 'claim_exceeds_receipt')
+  })
+
   test('a merchant credited without a receipt is named, exit 1', async ({ assert }) => {
     const { order, who } = await paidPayment()
     const other = await createPayment(who, '77.00')
