@@ -96,11 +96,13 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     )
 
     const local = DateTime.utc().setZone('UTC+7')
-    const day = local.toFormat('dd-LL-yy')
+    // Each line's date and time from the same instant: minutes after Bangkok's
+    // midnight, five minutes ago is yesterday.
+    const kbankAt = (at: DateTime) => at.toFormat('dd-LL-yy,HH:mm')
     const kbank = [
       'Date,Time,Description,Withdrawal,Deposit,Balance,Channel,Details',
-      `${day},${local.minus({ minutes: 5 }).toFormat('HH:mm')},Payment Received,,250.00,"1,250.00",K PLUS,`,
-      `${day},${local.minus({ minutes: 4 }).toFormat('HH:mm')},Both,"1.00","2.00","1,250.00",K PLUS,`,
+      `${kbankAt(local.minus({ minutes: 5 }))},Payment Received,,250.00,"1,250.00",K PLUS,`,
+      `${kbankAt(local.minus({ minutes: 4 }))},Both,"1.00","2.00","1,250.00",K PLUS,`,
     ].join('\r\n')
     error = await actionError(importFile(account, kbank, 'kbank'))
     assert.equal(
