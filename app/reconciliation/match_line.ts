@@ -14,6 +14,7 @@ import { clearAssignment } from '#review/assignments'
 import { recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
 import { completePayout } from '#payouts/actions/complete_payout'
+import { isAtTheBank } from '#payouts/at_the_bank'
 import { isPlatformOrderId } from '#core/order_ids'
 import { withDeadlockRetry } from '#core/db_retry'
 import {
@@ -152,7 +153,7 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
         ? { result: 'matched', confirmation: sent, payout }
         : { result: 'unmatched', note: `${line.reference}: sent ${sent.amount} satang` }
     }
-    if (!payout || payout.connector !== 'bulk_file' || payout.status !== 'pending') {
+    if (!payout || !isAtTheBank(payout)) {
       return { result: 'unmatched', note: `${line.reference}: no pending bulk-file payout` }
     }
     // The bank's file sends the payout's amount, and a return brings it back whole:

@@ -15,6 +15,7 @@ import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
 import { withDeadlockRetry } from '#core/db_retry'
+import { BULK_FILE, isAtTheBank } from '#payouts/at_the_bank'
 
 /** A re-run after a lost COMMIT finds the order final (or the hold released) and changes nothing. */
 const IDEMPOTENT = { idempotent: true }
@@ -59,19 +60,6 @@ export async function completePayout(
     })
     return true
   })
-}
-
-const BULK_FILE = 'bulk_file'
-
-/**
- * A bulk-file payout whose file was handed to the bank (pending): the bank
- * may carry it out at any time, so its hold stays until its debit line (or
- * its return) settles it. Released now, the merchant could spend the money
- * again before the debit arrives (docs/decisions.md, "Bulk-file payouts keep
- * their hold").
- */
-function isAtTheBank(order: PayoutOrder) {
-  return order.connector === BULK_FILE && order.status === 'pending'
 }
 
 /**

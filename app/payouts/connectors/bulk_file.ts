@@ -1,4 +1,5 @@
 import type { PayoutConnector, SubmitResult } from '#payouts/connectors/payout_connector'
+import { BULK_FILE } from '#payouts/at_the_bank'
 
 /**
  * Payouts made by uploading a bulk transfer file to the bank's portal. Orders
@@ -7,7 +8,7 @@ import type { PayoutConnector, SubmitResult } from '#payouts/connectors/payout_c
  * confirms or fails each one, so there is no bank to inquire.
  */
 export class BulkFileConnector implements PayoutConnector {
-  readonly name = 'bulk_file'
+  readonly name = BULK_FILE
   readonly batched = true
 
   async submit(): Promise<SubmitResult> {
