@@ -213,6 +213,8 @@ async function assertOpeningContinues(
     (await trx
       .from('statement_lines')
       .where('transfer_key', key)
+      // On this account: a transfer on another account's statement continues nothing here.
+      .where('deposit_account_id', accountId)
       .whereNot('import_id', importId)
       .first())
   if (known) return

@@ -325,6 +325,47 @@ test.group('statements are continuous', (group) => {
     assert.equal(next.newLines, 2)
   })
 
+  test("another account's export that starts with a transfer known there is refused here", async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const mine = await createDepositAccount({ channel: 'transfer' })
+    const theirs = await createDepositAccount({ channel: 'transfer' })
+    const at = DateTime.utc().minus({ hours: 2 })
+    const neutral = (lines: Array<[DateTime, string, string, string]>) =>
+      [
+        'date_time,direction,amount,reference,description,trans_ref,balance',
+        ...lines.map(
+          ([time, amount, ref, balance]) =>
+            `${bangkok(time)},credit,${amount},,TRANSFER,${ref},"${balance}"`
+        ),
+      ].join('\n')
+    assert.equal(
+      (await importFile(mine, neutral([[at, '100.00', 'MINE1', '1,100.00']]))).newLines,
+      1
+    )
+    assert.equal(
+      (await importFile(theirs, neutral([[at, '500.00', 'THEIRS1', '5,500.00']]))).newLines,
+      1
+    )
+
+    // Their next export, imported into my account: its first transfer is theirs.
+    const error = await refusal(
+      importFile(
+        mine,
+        neutral([
+          [at, '500.00', 'THEIRS1', '5,500.00'],
+          [at.plus({ minutes: 5 }), '200.00', 'THEIRS2', '5,700.00'],
+        ])
+      )
+    )
+    assert.match(
+      error.errors[0].message,
+      /the file opens at 5,000\.00 THB, where this account's statements closed at 1,100\.00 THB/
+    )
+    assert.lengthOf(await db.from('statement_lines').where('deposit_account_id', mine.id), 1)
+  })
+
   test('an export overlapping the last one, or written newest first, continues it', async ({
     assert,
   }) => {
