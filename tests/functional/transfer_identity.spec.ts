@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#payments/models/payment_order'
 import type DepositAccount from '#payments/models/deposit_account'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
@@ -12,13 +11,11 @@ import { readMerchantBalance } from '#ledger/ledger'
 import { formatAmount } from '#core/money'
 import { refusal } from '#tests/helpers/actions'
 import { aceProcess } from '#tests/helpers/ace'
-import { operatorActor } from '#tests/helpers/decisions'
+import { createPayment, operatorActor } from '#tests/helpers/decisions'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
   resetDatabase,
-  signedPost,
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
@@ -27,26 +24,6 @@ import {
  * exported: the line is known by what the bank says of it (its transaction
  * reference, or its running balance), not by our parsing of the file.
  */
-
-let sequence = 0
-
-async function createPayment(who: TestMerchant, amount: string) {
-  sequence += 1
-  const response = await signedPost(
-    '/payment/create-transfer',
-    who,
-    authBody(who, {
-      merchant_order_id: `TI${sequence}`,
-      amount,
-      bank: 'SCB',
-      account_name: 'Somchai Jaidee',
-      account_no: '1234567890',
-      notify_url: 'https://merchant.example.test/cb',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
-}
 
 function importFile(account: DepositAccount, content: string, layout = 'neutral') {
   return importStatement(
@@ -72,7 +49,7 @@ test.group('one bank transfer, one statement line', (group) => {
     assert,
   }) => {
     const who = await createDepositMerchant({ paymentFeeRateBps: 150 })
-    const account = await createDepositAccount({ channel: 'transfer' })
+    const account = await createDepositAccount()
     const order = await createPayment(who, '1700.00')
     const at = DateTime.utc().minus({ seconds: 30 })
     const amount = formatAmount(order.transferAmount)
@@ -172,7 +149,7 @@ test.group('one bank transfer, one statement line', (group) => {
     assert,
   }) => {
     const who = await createDepositMerchant()
-    const account = await createDepositAccount({ channel: 'transfer' })
+    const account = await createDepositAccount()
     const order = await createPayment(who, '300.00')
     const at = DateTime.utc().minus({ minutes: 2 })
     const summary = await importFile(
@@ -195,7 +172,7 @@ test.group('one bank transfer, one statement line', (group) => {
     assert,
   }) => {
     const who = await createDepositMerchant()
-    const account = await createDepositAccount({ channel: 'transfer' })
+    const account = await createDepositAccount()
     const orders = [
       await createPayment(who, '410.00'),
       await createPayment(who, '420.00'),
