@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import {
   createMerchant,
-  letOpenPaymentsExpire,
+  letMerchantPaymentsExpire,
   merchantClient,
   payOrders,
   startWeb,
@@ -56,7 +56,7 @@ test.group('f. two web processes and two workers', () => {
       s.report.add('payments paid', `${paid.matched} of ${payments.length} (the rest expire)`)
 
       // The rest outlive their TTL at once; the workers' sweeps expire them.
-      s.report.add('payments left to expire', String(await letOpenPaymentsExpire(merchant)))
+      s.report.add('payments left to expire', String(await letMerchantPaymentsExpire(merchant)))
       const final = await s.settle(merchant, 2 * TIMINGS.SWEEP_INTERVAL_MS + 30_000)
       s.expect(web1.process.alive && web2.process.alive, 'a web process exited')
       s.expect(first.alive && second.alive, 'a worker exited during the scenario')

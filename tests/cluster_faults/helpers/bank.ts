@@ -1,4 +1,5 @@
 import type { Credentials } from '#tests/faults/helpers/client'
+import { letOpenPaymentsExpire as expireOpenPayments } from '#tests/faults/helpers/expiry'
 import { aceOk, lastJson, patientQuery, type Target } from '#tests/cluster_faults/helpers/target'
 import type { MixedLoad } from '#tests/cluster_faults/helpers/mixed_load'
 
@@ -169,23 +170,9 @@ export async function pending(target: Target) {
   }
 }
 
-/**
- * The order TTL passes for every open payment order once the load has
- * stopped: each slot (order_at … expire_at) moves back by the TTL, as if the
- * customers had waited it out. Expiry is decided by the workers' sweep alone
- * (open orders with expire_at ≤ now), so the sweep expires them as it would
- * have ORDER_TTL_SECONDS later, without the run waiting on the real clock.
- */
-export async function letOpenPaymentsExpire(target: Target) {
-  // An UPDATE's answer is mysql2's result header, not rows.
-  const header: unknown = await patientQuery(
-    target,
-    `UPDATE payment_orders
-        SET order_at = order_at - INTERVAL ? SECOND, expire_at = expire_at - INTERVAL ? SECOND
-      WHERE status = 'open'`,
-    [ORDER_TTL_SECONDS, ORDER_TTL_SECONDS]
-  )
-  return Number((header as { affectedRows?: number }).affectedRows ?? 0)
+/** Every unpaid order outlives its TTL now, once the load has stopped (tests/faults/helpers/expiry.ts). */
+export function letOpenPaymentsExpire(target: Target) {
+  return expireOpenPayments((sql, values) => patientQuery(target, sql, values), ORDER_TTL_SECONDS)
 }
 
 export interface EndReport {

@@ -4,6 +4,7 @@ import { get } from 'node:https'
 import { Queue } from 'bullmq'
 import { ManagedProcess, StopWaiting, freePort, until } from '#tests/faults/helpers/processes'
 import { MerchantClient, type Credentials } from '#tests/faults/helpers/client'
+import { letOpenPaymentsExpire } from '#tests/faults/helpers/expiry'
 import {
   APP_ROOT,
   DATABASE,
@@ -293,22 +294,11 @@ export function merchantClient(merchant: TestMerchant, web: WebProcess) {
   return new MerchantClient(web.url, merchant.credentials, world().tls.cert)
 }
 
-/**
- * The order TTL passes for the merchant's open payment orders: their slot
- * (order_at … expire_at) is moved back by the TTL, as if the customers had
- * waited it out. Expiry is decided by the worker's sweep alone
- * (sweepExpiredPayments: open orders with expire_at ≤ now), so the sweep then
- * expires them as it would have a minute later, without the scenario waiting
- * the minute on the real clock. Returns how many orders were aged.
- */
-export async function letOpenPaymentsExpire(merchant: TestMerchant) {
-  // An UPDATE's answer is mysql2's result header, not rows.
-  const header: unknown = await world().mariadb.query(
-    `UPDATE payment_orders
-        SET order_at = order_at - INTERVAL ? SECOND, expire_at = expire_at - INTERVAL ? SECOND
-      WHERE merchant_id = ? AND status = 'open'`,
-    [TIMINGS.ORDER_TTL_SECONDS, TIMINGS.ORDER_TTL_SECONDS, merchant.id],
-    DATABASE
+/** The merchant's unpaid orders outlive their TTL now (tests/faults/helpers/expiry.ts). */
+export function letMerchantPaymentsExpire(merchant: TestMerchant) {
+  return letOpenPaymentsExpire(
+    (sql, values) => world().mariadb.query(sql, values, DATABASE),
+    TIMINGS.ORDER_TTL_SECONDS,
+    merchant.id
   )
-  return Number((header as { affectedRows?: number }).affectedRows ?? 0)
 }

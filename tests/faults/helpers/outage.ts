@@ -3,7 +3,7 @@ import {
   createMerchant,
   health,
   merchantClient,
-  letOpenPaymentsExpire,
+  letMerchantPaymentsExpire,
   payOrders,
   startWeb,
   startWorker,
@@ -129,7 +129,7 @@ export async function outageScenario(
     const paid = await payOrders(payments.filter((_, index) => index % 3 === 0))
     s.report.add('payments paid', `${paid.matched} of ${payments.length} (the rest expire)`)
     // The rest outlive their TTL at once; the worker's sweep expires them.
-    s.report.add('payments left to expire', String(await letOpenPaymentsExpire(merchant)))
+    s.report.add('payments left to expire', String(await letMerchantPaymentsExpire(merchant)))
     await s.settle(merchant, 2 * TIMINGS.SWEEP_INTERVAL_MS + 30_000)
   } finally {
     agent.destroy()
