@@ -43,7 +43,19 @@ export async function startSecondGateway(
   const dir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
   await writeFile(join(dir, 'cert.pem'), testServers.certificate)
   await writeFile(join(dir, 'key.pem'), testServers.key)
-  const port = await freePort()
+  // A free port can be taken by another test process between the probe and
+  // the listen: a process that exits on EADDRINUSE is started again elsewhere.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOn(dir, await freePort(), options)
+    if (started.ok) return started.gateway
+    if (!started.addressInUse || attempt === 3) throw new Error(started.reason)
+  }
+}
+
+type Start =
+  { ok: true; gateway: SecondGateway } | { ok: false; addressInUse: boolean; reason: string }
+
+async function startOn(dir: string, port: number, options: SecondGatewayOptions): Promise<Start> {
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', '@poppinss/ts-exec', 'bin/server.ts'],
@@ -59,31 +71,50 @@ export async function startSecondGateway(
         LOG_LEVEL: 'silent',
         ...options.env,
       },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     }
   )
   let output = ''
+  let errors = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => {
+    errors += chunk
+    process.stderr.write(chunk)
+  })
   const url = `https://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
+  // A cold process compiles the application first; beside other test
+  // processes on two cores that has taken over 30 s.
+  const startedAt = Date.now()
+  const deadline = startedAt + 45_000
   for (;;) {
     try {
       const health = await rawRequest('/health', { method: 'GET', baseUrl: url })
       if (health.status === 200 || options.anyHealthAnswer) break
     } catch {}
     if (Date.now() > deadline || child.exitCode !== null) {
+      const exited = child.exitCode !== null
       child.kill('SIGKILL')
-      throw new Error('second gateway process did not start')
+      const seconds = ((Date.now() - startedAt) / 1000).toFixed(1)
+      return {
+        ok: false,
+        addressInUse: exited && errors.includes('EADDRINUSE'),
+        reason: exited
+          ? `second gateway process exited with ${child.exitCode} after ${seconds} s: ${errors.slice(-500)}`
+          : `second gateway process did not answer /health within ${seconds} s`,
+      }
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   return {
-    url,
-    output: () => output,
-    stop: async () => {
-      if (child.exitCode !== null) return
-      child.kill('SIGTERM')
-      await new Promise((resolve) => child.once('exit', resolve))
+    ok: true,
+    gateway: {
+      url,
+      output: () => output,
+      stop: async () => {
+        if (child.exitCode !== null) return
+        child.kill('SIGTERM')
+        await new Promise((resolve) => child.once('exit', resolve))
+      },
     },
   }
 }
