@@ -29,6 +29,7 @@ export default class StatementsImport extends BaseCommand {
     const { importStatement } = await import('#reconciliation/actions/import_statement')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
+    const { formatThb } = await import('#core/money')
     let content: string
     try {
       content = await readFile(this.file, 'utf8')
@@ -49,6 +50,13 @@ export default class StatementsImport extends BaseCommand {
       )
       if (this.json) {
         console.log(JSON.stringify(summary))
+        return
+      }
+      if (summary.confirmation) {
+        this.logger.warning(
+          `${summary.lines} lines, ${summary.newLines} new: waiting for a second operator (approval request #${summary.confirmation.id}): ` +
+            `it would move ${formatThb(summary.confirmation.amount ?? 0)} THB, above a platform's four-eyes threshold; nothing is matched until it is confirmed`
+        )
         return
       }
       const { matched, unmatched, late } = summary.results

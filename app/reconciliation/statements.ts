@@ -3,7 +3,8 @@ import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import type DepositAccount from '#payments/models/deposit_account'
-import type { ParsedStatementLine } from '#reconciliation/statement_line'
+import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
+import { formatThb } from '#core/money'
 import {
   findCandidates,
   judgeLine,
@@ -67,6 +68,12 @@ export async function storeStatement(
     lines: Iterable<ParsedStatementLine> | AsyncIterable<ParsedStatementLine>
     actor: Actor
     judge?: boolean
+    /**
+     * Asked once the lines are stored, before the bank postings: true keeps
+     * the file's lines held for a second operator (statement_confirmation.ts),
+     * and the ledger's bank account does not take them yet.
+     */
+    hold?: (trx: TransactionClientContract, importId: number) => Promise<boolean>
   }
 ) {
   const { account } = statement
@@ -113,6 +120,7 @@ export async function storeStatement(
       `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${rows.map(() => row).join(', ')}`,
       rows.flat() as any[]
     )
+    await refuseOtherAccountsTransfers(trx, account.id, rows, columns)
     return Number(result.affectedRows)
   }
   // One INSERT runs while the next batch is parsed and judged (on a
@@ -157,8 +165,9 @@ export async function storeStatement(
     .from('statement_imports')
     .where('id', importId)
     .update({ line_count: lineCount, new_lines: newLines })
-  await postBankDays(trx, account.id, Number(importId))
-  return { importId: Number(importId), newLines, lines: lineCount, judged }
+  const held = statement.hold ? await statement.hold(trx, Number(importId)) : false
+  if (!held) await postBankDays(trx, account.id, Number(importId))
+  return { importId: Number(importId), newLines, lines: lineCount, judged, held }
 
   async function parseAndQueue() {
     for await (const line of statement.lines) {
@@ -216,12 +225,15 @@ async function assertOpeningContinues(
       // On this account: a transfer on another account's statement continues nothing here.
       .where('deposit_account_id', accountId)
       .whereNot('import_id', importId)
+      .whereNot('status', 'discarded')
       .first())
   if (known) return
   const last = await trx
     .from('statement_lines')
     .where('deposit_account_id', accountId)
     .whereNot('import_id', importId)
+    // A file turned down says nothing of the account; one awaiting confirmation is where it stands.
+    .whereNot('status', 'discarded')
     .whereNotNull('balance_after')
     .where('line_at', '<=', opening.line.lineAt)
     .orderBy('line_at', 'desc')
@@ -231,6 +243,43 @@ async function assertOpeningContinues(
   assertContinues(
     opening,
     last && { balanceAfter: Number(last.balance_after), lineAt: new Date(last.line_at) }
+  )
+}
+
+/**
+ * A transfer the file shows that is already on another account's statement
+ * is not this account's: the IGNORE above skipped it, and the file is
+ * refused, naming the account and the line, instead of being imported
+ * without it. Read with a lock, after the INSERT: a concurrent import of the
+ * other account has committed by then (the duplicate key waited for it), so
+ * two imports of one transfer at once cannot both miss each other.
+ */
+async function refuseOtherAccountsTransfers(
+  trx: TransactionClientContract,
+  accountId: number,
+  rows: Array<Array<string | number | Date | null>>,
+  columns: string[]
+) {
+  const keyAt = columns.indexOf('transfer_key')
+  const keys = rows.map((values) => values[keyAt]).filter((key) => typeof key === 'string')
+  if (keys.length === 0) return
+  const elsewhere = await trx
+    .from('statement_lines as l')
+    .join('deposit_accounts as a', 'a.id', 'l.deposit_account_id')
+    .whereIn('l.transfer_key', keys as string[])
+    .whereNot('l.deposit_account_id', accountId)
+    .orderBy('l.id')
+    .forShare()
+    .select('l.id', 'l.import_id', 'l.transfer_key', 'a.id as account_id', 'a.bank', 'a.account_no')
+    .first()
+  if (!elsewhere) return
+  const values = rows.find((row) => row[keyAt] === elsewhere.transfer_key)!
+  const amount = Number(values[columns.indexOf('amount')])
+  const ref = String(values[columns.indexOf('trans_ref')] ?? '')
+  throw new StatementFormatError(
+    `the ${values[columns.indexOf('direction')]} of ${formatThb(amount)} THB (bank reference ${ref}) ` +
+      `is already on the statement of deposit account ${elsewhere.account_id} (${elsewhere.bank} ${elsewhere.account_no}), ` +
+      `line #${elsewhere.id} of import ${elsewhere.import_id}: this file is not this account's, or the line is`
   )
 }
 
@@ -258,7 +307,11 @@ export function transferKey(accountId: number, line: ParsedStatementLine): strin
  * account by account and day by day. A line already known belongs to the
  * import that added it and is not counted again.
  */
-async function postBankDays(trx: TransactionClientContract, accountId: number, importId: number) {
+export async function postBankDays(
+  trx: TransactionClientContract,
+  accountId: number,
+  importId: number
+) {
   const [days] = await trx.rawQuery(
     `SELECT ${gatewayDaySql('line_at')} AS day,
             SUM(CASE WHEN direction = 'credit' THEN amount ELSE 0 END) AS credits,

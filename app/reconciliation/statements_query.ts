@@ -3,15 +3,16 @@ import db from '@adonisjs/lucid/services/db'
 import { formatThb } from '#core/money'
 import { formatGatewayDateTime, gatewayDaySql, GATEWAY_ZONE } from '#core/clock'
 import { isPlatformOrderId } from '#core/order_ids'
+import { movesByPlatform, whatTheFileMoves } from '#reconciliation/statement_confirmation'
 
 /** Statuses a stored line can have, in the order the pages show them. */
-const LINE_STATUSES = ['matched', 'late', 'unmatched', 'new'] as const
+const LINE_STATUSES = ['matched', 'late', 'unmatched', 'new', 'held', 'discarded'] as const
 type LineCounts = Record<(typeof LINE_STATUSES)[number], number>
 
 const asDate = (value: unknown) => (value instanceof Date ? value : new Date(String(value)))
 
 function emptyCounts(): LineCounts {
-  return { matched: 0, late: 0, unmatched: 0, new: 0 }
+  return { matched: 0, late: 0, unmatched: 0, new: 0, held: 0, discarded: 0 }
 }
 
 /** How the lines each import added stand now, per import (index `import_id`). */
@@ -83,8 +84,21 @@ function importRow(row: Record<string, any>, counts: LineCounts) {
     new_lines: Number(row.new_lines),
     actor: row.actor as string,
     created_at: formatGatewayDateTime(asDate(row.created_at)),
+    status: (row.status ?? 'confirmed') as 'confirmed' | 'awaiting_confirmation' | 'discarded',
+    status_label:
+      IMPORT_STATUS_LABELS[(row.status ?? 'confirmed') as keyof typeof IMPORT_STATUS_LABELS],
+    moves: row.moves_amount === null ? null : formatThb(Number(row.moves_amount)),
+    decided_by: (row.decided_by as string | null) ?? null,
+    decided_at: row.decided_at ? formatGatewayDateTime(asDate(row.decided_at)) : null,
+    discard_reason: (row.discard_reason as string | null) ?? null,
     ...counts,
   }
+}
+
+const IMPORT_STATUS_LABELS = {
+  confirmed: 'imported',
+  awaiting_confirmation: 'waiting for a second operator',
+  discarded: 'discarded',
 }
 
 /**
@@ -109,7 +123,8 @@ export async function statementImportPage(importId: number, page: number, perPag
   const lines = await db
     .from('statement_lines')
     .where('import_id', importId)
-    .whereIn('status', ['unmatched', 'late'])
+    // A file not (or never) confirmed: all its lines, as the bank would have said them.
+    .whereIn('status', ['unmatched', 'late', 'held', 'discarded'])
     .orderBy('id')
     .select('id', 'line_at', 'direction', 'amount', 'reference', 'description', 'status', 'note')
     .paginate(page, perPage)
@@ -136,6 +151,94 @@ export async function statementImportPage(importId: number, page: number, perPag
 }
 
 /**
+ * What a second operator reads before confirming a file imported by hand
+ * (statement_confirmation.ts): its period, its totals, whether it continues
+ * the account's previous statement, and what its lines would move now, per
+ * platform against the four-eyes threshold.
+ */
+export async function confirmationFacts(importId: number, depositAccountId: number) {
+  const [totals] = await db
+    .from('statement_lines')
+    .where('import_id', importId)
+    .select(
+      db.raw('MIN(line_at) AS first_at'),
+      db.raw('MAX(line_at) AS last_at'),
+      db.raw("SUM(direction = 'credit') AS credit_count"),
+      db.raw("SUM(CASE WHEN direction = 'credit' THEN amount ELSE 0 END) AS credit_total"),
+      db.raw("SUM(direction = 'debit') AS debit_count"),
+      db.raw("SUM(CASE WHEN direction = 'debit' THEN amount ELSE 0 END) AS debit_total")
+    )
+  const ends = async (order: 'asc' | 'desc') =>
+    db
+      .from('statement_lines')
+      .where('import_id', importId)
+      .whereNotNull('balance_after')
+      .orderBy('line_at', order)
+      .orderBy('id', order)
+      .select('line_at', 'direction', 'amount', 'balance_after')
+      .first()
+  const first = await ends('asc')
+  const last = await ends('desc')
+  const opening = first
+    ? Number(first.balance_after) -
+      (first.direction === 'credit' ? Number(first.amount) : -Number(first.amount))
+    : null
+  const previous = first
+    ? await db
+        .from('statement_lines')
+        .where('deposit_account_id', depositAccountId)
+        .whereNot('import_id', importId)
+        .whereNot('status', 'discarded')
+        .whereNotNull('balance_after')
+        .where('line_at', '<=', first.line_at)
+        .orderBy('line_at', 'desc')
+        .orderBy('id', 'desc')
+        .select('balance_after', 'line_at', 'import_id')
+        .first()
+    : null
+  const continuity =
+    opening === null
+      ? {
+          tone: 'warn',
+          text: 'The file prints no running balance: its continuity cannot be checked.',
+        }
+      : previous
+        ? {
+            tone: Number(previous.balance_after) === opening ? 'good' : 'warn',
+            text: `Opens at ${formatThb(opening)} THB; the account's statement closed at ${formatThb(Number(previous.balance_after))} THB on ${formatGatewayDateTime(asDate(previous.line_at))} (import ${previous.import_id}).`,
+          }
+        : {
+            tone: 'warn',
+            text: `Opens at ${formatThb(opening)} THB: the first statement with balances of this account, nothing to continue.`,
+          }
+  const effects = await whatTheFileMoves(db.connection(), importId, 'held')
+  const platforms = await movesByPlatform(db.connection(), effects)
+  const count = (value: unknown) => Number(value ?? 0)
+  return {
+    period: totals?.first_at
+      ? `${formatGatewayDateTime(asDate(totals.first_at))} – ${formatGatewayDateTime(asDate(totals.last_at))}`
+      : '—',
+    credits: { count: count(totals?.credit_count), total: formatThb(count(totals?.credit_total)) },
+    debits: { count: count(totals?.debit_count), total: formatThb(count(totals?.debit_total)) },
+    closing: last ? formatThb(Number(last.balance_after)) : null,
+    continuity,
+    effects: effects.map((effect) => ({
+      line_id: effect.lineId,
+      amount: formatThb(effect.amount),
+      direction: effect.direction,
+      effect: effect.effect,
+      order_id: effect.orderId,
+    })),
+    platforms: platforms.map((platform) => ({
+      platform: platform.platform,
+      amount: formatThb(platform.amount),
+      threshold: platform.threshold === null ? 'none' : formatThb(platform.threshold),
+      above: platform.aboveThreshold,
+    })),
+  }
+}
+
+/**
  * Share of statement lines matched per deposit account and Bangkok day, for
  * the last `days` days (today included), by the lines' own time. One grouped
  * read of the index `line_at, deposit_account_id, status` (a range on
@@ -151,6 +254,8 @@ export async function matchRates(days = 14, now = DateTime.utc()) {
   const rows = await db
     .from('statement_lines')
     .where('line_at', '>=', first.toUTC().toJSDate())
+    // Lines of a file not confirmed are not the bank's word yet.
+    .whereNotIn('status', ['held', 'discarded'])
     .groupBy('deposit_account_id', 'line_day')
     .select(
       'deposit_account_id',

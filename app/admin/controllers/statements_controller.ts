@@ -5,11 +5,18 @@ import { LAYOUTS } from '#reconciliation/layouts/index'
 import {
   depositAccountChoices,
   matchRates,
+  confirmationFacts,
   statementImportPage,
   statementImports,
 } from '#reconciliation/statements_query'
+import { pendingRequestsOn } from '#review/approvals_query'
+import { decisionRights } from '#approvals/approval_rules'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
+import type Operator from '#operators/models/operator'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
+import { formatThb } from '#core/money'
 
 const PER_PAGE = 25
 
@@ -50,13 +57,38 @@ export default class StatementsController {
     })
   }
 
-  async show({ params, request, view }: HttpContext) {
+  async show({ params, request, view, session, auth }: HttpContext) {
     const pageNumber = Math.max(1, Number(request.input('page', 1)) || 1)
     const found = await statementImportPage(Number(params.id) || 0, pageNumber)
     if (!found) throw ActionError.notFound('id', `No statement import ${params.id}`)
+    const { statementImport } = found
+    const operator = auth.user as Operator
+    const waiting = statementImport.status === 'awaiting_confirmation'
+    // The confirmation request, with what this operator may do (the server's own rules).
+    const pending = waiting
+      ? await pendingRequestsOn('statement_import', String(statementImport.id))
+      : []
+    const options = (codes: readonly string[]) =>
+      codes.map((code) => ({ value: code, label: code.replaceAll('_', ' ') }))
     return view.render('admin/statements/import', {
       ...found,
       query: (to: number) => new URLSearchParams({ page: String(to) }).toString(),
+      confirmation:
+        statementImport.status === 'confirmed'
+          ? null
+          : await confirmationFacts(statementImport.id, statementImport.deposit_account_id),
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      pendingRequests: pending.map((pendingRequest) => ({
+        ...pendingRequest,
+        may: decisionRights(operator, {
+          requestedBy: pendingRequest.requested_by_id,
+          reviewedBy: pendingRequest.reviewed_by_id,
+          approverRole: pendingRequest.approver_role,
+        }),
+      })),
+      back: `/admin/statements/imports/${statementImport.id}`,
+      approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: options(APPROVAL_REJECT_REASON_CODES),
     })
   }
 
@@ -97,6 +129,13 @@ export default class StatementsController {
         }
       },
       (summary) => {
+        if (summary.confirmation) {
+          ctx.session.flash(
+            'warning',
+            `${file!.clientName}: ${summary.lines} lines, ${summary.newLines} new. It would move ${formatThb(summary.confirmation.amount ?? 0)} THB, above a platform's four-eyes threshold: nothing is matched until a second operator confirms it (approval request #${summary.confirmation.id}).`
+          )
+          return ctx.response.redirect(`/admin/statements/imports/${summary.importId}`)
+        }
         const { matched, late, unmatched } = summary.results
         ctx.session.flash(
           'success',

@@ -10,7 +10,15 @@ import { recordAudit } from '#core/audit'
 import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
 import { withDeadlockRetry } from '#core/db_retry'
 import { ActionError, validateInput } from '#core/validation'
+import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
+import { openApprovalRequest } from '#approvals/approval_requests'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import {
+  holdImport,
+  movesByPlatform,
+  whatTheFileMoves,
+} from '#reconciliation/statement_confirmation'
 
 export const importStatementValidator = vine.compile(
   vine.object({
@@ -40,7 +48,7 @@ const MESSAGES = {
 export async function importStatement(
   input: Record<string, unknown>,
   actor: Actor
-): Promise<ImportSummary> {
+): Promise<ImportSummary & { confirmation: ApprovalRequest | null }> {
   const data = await validateInput(importStatementValidator, input, MESSAGES)
   const layout = data.layout ?? 'neutral'
   // Read, not locked: payment creation locks the account to reserve its slots
@@ -63,6 +71,7 @@ export async function importStatement(
   try {
     stored = await withDeadlockRetry(() =>
       db.transaction(async (trx) => {
+        let confirmation = null as ApprovalRequest | null
         const result = await storeStatement(trx, {
           account,
           layout,
@@ -71,6 +80,34 @@ export async function importStatement(
           lines: refuseFutureLines(parseStatement(layout, data.content), importedAt),
           actor,
           judge: true,
+          // One person's file: above a platform's threshold, a second operator confirms it.
+          hold: async (client, importId) => {
+            const effects = await whatTheFileMoves(client, importId, 'new')
+            const platforms = await movesByPlatform(client, effects)
+            if (!platforms.some((platform) => platform.aboveThreshold)) return false
+            const amount = effects.reduce((sum, effect) => sum + effect.amount, 0)
+            await holdImport(client, importId, amount)
+            confirmation = await openApprovalRequest(client, {
+              action: 'statement.confirm',
+              target: {
+                type: 'statement_import',
+                id: String(importId),
+                amount,
+                reviewedBy: null,
+              },
+              input: { statement_import_id: importId },
+              prepared: null,
+              actor,
+              reason: {
+                code: null,
+                comment: `${data.file_name} would move ${platforms
+                  .filter((platform) => platform.aboveThreshold)
+                  .map((platform) => `${formatThb(platform.amount)} THB on ${platform.platform}`)
+                  .join(', ')}, above the four-eyes threshold`,
+              },
+            })
+            return true
+          },
         })
         await recordAudit(trx, actor, {
           action: 'statement.import',
@@ -82,14 +119,26 @@ export async function importStatement(
             layout,
             lines: result.lines,
             new_lines: result.newLines,
+            awaiting_confirmation: result.held,
+            approval_request_id: confirmation?.id ?? null,
           },
         })
-        return result
+        return { ...result, confirmation }
       })
     )
   } catch (error) {
     if (!(error instanceof StatementFormatError)) throw error
     throw ActionError.field('content', `Nothing imported: ${error.message}`)
+  }
+  if (stored.held) {
+    // Nothing is matched or posted until a second operator confirms the file.
+    return {
+      importId: stored.importId,
+      lines: stored.lines,
+      newLines: stored.newLines,
+      results: { matched: 0, unmatched: 0, late: 0, skipped: 0 },
+      confirmation: stored.confirmation,
+    }
   }
   const results = await matchImport(account.id, stored.importId)
   // The lines given their verdict as they were stored.
@@ -97,5 +146,11 @@ export async function importStatement(
   results.late += stored.judged.late
   // New lines may establish what pending slips of this account claim.
   if (stored.newLines > 0) await scheduleSlipRecheck(account.id)
-  return { importId: stored.importId, lines: stored.lines, newLines: stored.newLines, results }
+  return {
+    importId: stored.importId,
+    lines: stored.lines,
+    newLines: stored.newLines,
+    results,
+    confirmation: null,
+  }
 }
