@@ -91,6 +91,13 @@ export async function whatTheFileMoves(
   return effects
 }
 
+/** Whether any platform has a four-eyes threshold: without one, no file needs confirming. */
+export async function anyFourEyesThreshold(client: QueryClientContract) {
+  return Boolean(
+    await client.from('platforms').whereNotNull('four_eyes_threshold').select('id').first()
+  )
+}
+
 export interface PlatformMoves {
   platformId: number | null
   platform: string

@@ -15,6 +15,7 @@ import type { Actor } from '#core/actor'
 import { openApprovalRequest } from '#approvals/approval_requests'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import {
+  anyFourEyesThreshold,
   holdImport,
   movesByPlatform,
   whatTheFileMoves,
@@ -82,6 +83,8 @@ export async function importStatement(
           judge: true,
           // One person's file: above a platform's threshold, a second operator confirms it.
           hold: async (client, importId) => {
+            // The forecast judges the lines a second time: only where a threshold could hold the file.
+            if (!(await anyFourEyesThreshold(client))) return false
             const effects = await whatTheFileMoves(client, importId, 'new')
             const platforms = await movesByPlatform(client, effects)
             if (!platforms.some((platform) => platform.aboveThreshold)) return false
