@@ -15,6 +15,7 @@ import { recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
 import { completePayout } from '#payouts/actions/complete_payout'
 import { isAtTheBank } from '#payouts/at_the_bank'
+import { claimPayoutReturn, linkReturnPosting } from '#payouts/payout_returns'
 import { isPlatformOrderId } from '#core/order_ids'
 import { withDeadlockRetry } from '#core/db_retry'
 import {
@@ -24,7 +25,7 @@ import {
   type LinePayment,
   type ReceivableClearing,
 } from '#reconciliation/line_payments'
-import { openReceivables, type OpenReceivable } from '#reconciliation/receipts'
+import { openReceivables, ReceiptClaimedError, type OpenReceivable } from '#reconciliation/receipts'
 import {
   confirmWithLine,
   openConfirmations,
@@ -576,7 +577,13 @@ export async function settleLines(
       await confirmWithLine(trx, judgement.confirmation, line)
       await confirmedLine(trx, line, judgement.confirmation, judgement.payout)
     } else if ('payout' in judgement) {
-      await settlePayoutLine(trx, line, judgement.payout)
+      const refused = await settlePayoutLine(trx, line, judgement.payout)
+      if (refused) {
+        // Its money was taken by another decision: the payout stays as it is, for an operator.
+        verdicts.push({ id: line.id, status: 'unmatched', note: refused })
+        results.set(line.id, 'unmatched')
+        continue
+      }
     } else if ('receivable' in judgement) {
       // Cleared in memory now: the next line of the batch finds it taken.
       judgement.receivable.statementLineId = line.id
@@ -672,20 +679,41 @@ async function confirmedLine(
     })
 }
 
-async function settlePayoutLine(trx: TransactionClientContract, line: LineRow, order: PayoutOrder) {
+/**
+ * A line naming a bulk-file payout with its amount settles it: a debit
+ * completes it, a credit is its return, which claims the line (its money
+ * gave the merchant the hold back) before failing the payout. Returns why
+ * not when another decision already took the credit's money.
+ */
+async function settlePayoutLine(
+  trx: TransactionClientContract,
+  line: LineRow,
+  order: PayoutOrder
+): Promise<string | null> {
   const outcome =
     line.direction === 'debit'
       ? { success: true as const }
       : { success: false as const, reason: 'returned_by_bank' }
+  if (!outcome.success) {
+    try {
+      await claimPayoutReturn(trx, { line, payout: order, actor: SYSTEM })
+    } catch (error) {
+      // Only the INSERT failed; the batch's transaction goes on without this line.
+      if (!(error instanceof ReceiptClaimedError)) throw error
+      return `${line.reference}: ${error.message}`
+    }
+  }
   await completePayout(order.id, outcome, {
     client: trx,
     reason: `statement line ${line.id}`,
     // The statement itself says the money left: confirmed by this line.
     sentBy: { line: { id: line.id, depositAccountId: line.deposit_account_id } },
   })
+  if (!outcome.success) await linkReturnPosting(trx, line.id, order)
   // Final now: another line naming it finds no pending payout.
   order.status = outcome.success ? 'success' : 'failed'
   await markMatched(trx, [{ lineId: line.id, orderType: order.kind, orderId: order.id }])
+  return null
 }
 
 async function markMatched(

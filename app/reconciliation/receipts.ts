@@ -24,6 +24,7 @@ export const CLAIM_PATHS = [
   'slip_approval',
   'mark_paid',
   'upgrade',
+  'payout_return',
 ] as const
 export type ClaimPath = (typeof CLAIM_PATHS)[number]
 
@@ -252,6 +253,8 @@ function whatItDid(claim: ReceiptClaim, order: string | null, merchant: string |
       return `${order} marked paid`
     case 'upgrade':
       return `credited before the upgrade to ${order}`
+    case 'payout_return':
+      return `a payout's transfer returned by the bank, its hold given back to merchant ${merchant}`
   }
 }
 
