@@ -9,6 +9,8 @@ import {
   type PayoutStatus,
 } from '#payouts/payout_state'
 import { retryDispatchRefusal } from '#payouts/actions/retry_payout_dispatch'
+import { releaseRefusal } from '#payouts/actions/release_rejected_payout'
+import { isAtTheBank } from '#payouts/at_the_bank'
 import { orderTimeline } from '#core/order_events'
 import PayoutOrder from '#payouts/models/payout_order'
 
@@ -222,6 +224,10 @@ export async function payoutPage(platformOrderId: string) {
     waiting: waitingFor(order.createdAt.toJSDate()),
     can_record_answer: status === 'pending',
     retry_refusal: retryDispatchRefusal(order),
+    /** Its bulk file is at the bank: the hold stays until a line, or a release, settles it. */
+    at_the_bank: isAtTheBank(order),
+    /** Why it cannot be released as rejected by the bank now (null: it can be asked). */
+    release_refusal: await releaseRefusal(db.connection(), order),
     events: events.map((event) => ({
       time: formatGatewayDateTime(event.createdAt),
       from: event.fromStatus,

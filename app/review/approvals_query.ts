@@ -42,6 +42,10 @@ function targetHref(row: Record<string, any>) {
   if (row.target_type === 'payment') return `/admin/orders/${row.target_id}`
   if (row.target_type === 'platform') return `/admin/platforms/${row.target_id}`
   if (row.target_type === 'statement_line') return `/admin/review/lines/${row.target_id}`
+  // A payout's release: its page shows its bulk file at the bank and its timeline.
+  if (row.target_type === 'withdraw' || row.target_type === 'settlement') {
+    return `/admin/payouts/${row.target_id}`
+  }
   return null
 }
 
@@ -168,6 +172,16 @@ async function requestFacts(row: Record<string, any>) {
       line: await lineFacts(row.target_id),
       merchant: typeof input.merchant_id === 'string' ? input.merchant_id : null,
     }
+  }
+  if (action === 'payout.release_rejected') {
+    // The payout and the amount are in the card's heading; the merchant whose balance gets it back here.
+    const payout = await db
+      .from('payout_orders as o')
+      .join('merchants as m', 'm.id', 'o.merchant_id')
+      .where('o.platform_order_id', String(row.target_id))
+      .select('m.merchant_id')
+      .first()
+    return { kind: 'payout' as const, merchant: payout ? String(payout.merchant_id) : null }
   }
   if (row.target_type === 'platform') {
     const platform = await Platform.findBy('code', String(row.target_id))

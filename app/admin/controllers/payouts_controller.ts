@@ -7,6 +7,10 @@ import db from '@adonisjs/lucid/services/db'
 import { exportBulkFile } from '#payouts/actions/export_bulk_file'
 import { recordPayoutOutcome } from '#payouts/actions/record_payout_outcome'
 import { retryPayoutDispatch } from '#payouts/actions/retry_payout_dispatch'
+import {
+  RELEASE_REJECTED_ACTION,
+  requestPayoutRelease,
+} from '#payouts/actions/release_rejected_payout'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import {
   bulkFileQueue,
@@ -18,6 +22,11 @@ import {
   waitingPayouts,
 } from '#payouts/payouts_query'
 import { negativeBalanceMerchants } from '#merchants/negative_balance_query'
+import { pendingRequestsOn } from '#review/approvals_query'
+import { decisionRights } from '#approvals/approval_rules'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
+import type Operator from '#operators/models/operator'
 import { BANKS } from '#core/banks'
 import { recordAudit } from '#core/audit'
 import { ActionError } from '#core/validation'
@@ -48,6 +57,29 @@ async function withFields<T>(fields: string[], work: () => Promise<T>) {
     throw new ActionError(
       error.errors.map((item) =>
         item.field && fields.includes(item.field) ? item : { field: null, message: item.message }
+      ),
+      error.notFound
+    )
+  }
+}
+
+/** Reason codes as select options. */
+const codeOptions = (codes: readonly string[]) =>
+  codes.map((code) => ({ value: code, label: code }))
+
+/**
+ * The release form names its reason field `release_reason` (the bank's
+ * answer form beside it has its own `reason`): the action's refusals on
+ * `reason` are shown there.
+ */
+async function asReleaseForm<T>(work: () => Promise<T>) {
+  try {
+    return await work()
+  } catch (error) {
+    if (!(error instanceof ActionError)) throw error
+    throw new ActionError(
+      error.errors.map((item) =>
+        item.field === 'reason' ? { ...item, field: 'release_reason' } : item
       ),
       error.notFound
     )
@@ -93,7 +125,7 @@ export default class PayoutsController {
     })
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, auth, session }: HttpContext) {
     const payout = await payoutPage(String(params.platformOrderId))
     if (!payout) {
       throw ActionError.notFound(
@@ -101,7 +133,25 @@ export default class PayoutsController {
         `No withdrawal or settlement ${params.platformOrderId}`
       )
     }
-    return view.render('admin/payouts/show', { payout })
+    const operator = auth.user as Operator
+    // A release waiting for a second operator, with what this operator may do with it.
+    const pending = await pendingRequestsOn(payout.kind, payout.platform_order_id)
+    return view.render('admin/payouts/show', {
+      payout,
+      releasePending: pending.find((request) => request.action === RELEASE_REJECTED_ACTION) ?? null,
+      pendingRequests: pending.map((request) => ({
+        ...request,
+        may: decisionRights(operator, {
+          requestedBy: request.requested_by_id,
+          reviewedBy: request.reviewed_by_id,
+          approverRole: request.approver_role,
+        }),
+      })),
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      back: `/admin/payouts/${encodeURIComponent(payout.platform_order_id)}`,
+      approveCodes: codeOptions(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: codeOptions(APPROVAL_REJECT_REASON_CODES),
+    })
   }
 
   /**
@@ -154,9 +204,15 @@ export default class PayoutsController {
     return sendCsv(ctx, path)
   }
 
-  /** The bank's final answer, typed from its report and confirmed (what `payouts:complete` does). */
+  /**
+   * The bank's final answer, typed from its report and confirmed (what
+   * `payouts:complete` does); or, for a bulk-file payout at the bank, its
+   * rejection, which asks a second operator to release it (what
+   * `payouts:release-rejected` does).
+   */
   async outcome(ctx: HttpContext) {
     const platformOrderId = String(ctx.params.platformOrderId)
+    if (ctx.request.input('outcome') === 'rejected') return this.release(ctx, platformOrderId)
     const input = ctx.request.only(['outcome', 'reason'])
     return submitAction(
       ctx,
@@ -176,6 +232,33 @@ export default class PayoutsController {
         )
         return ctx.response.redirect('/admin/payouts')
       }
+    )
+  }
+
+  /**
+   * "The bank rejected it": opens the approval request that releases the
+   * payout once a second operator approves; nothing moves now. Its refusals
+   * are shown at the top of the release form, the reason's beside its field.
+   */
+  private async release(ctx: HttpContext, platformOrderId: string) {
+    const page = `/admin/payouts/${encodeURIComponent(platformOrderId)}`
+    return submitAction(
+      ctx,
+      (actor) =>
+        asReleaseForm(() =>
+          requestPayoutRelease(
+            { platform_order_id: platformOrderId, reason: ctx.request.input('release_reason') },
+            actor
+          )
+        ),
+      ({ order, request }) => {
+        ctx.session.flash(
+          'success',
+          `${order.platformOrderId}: approval request #${request.id} opened; the payout is released (failed, its hold back to the merchant's balance) when a second operator approves it.`
+        )
+        return ctx.response.redirect(page)
+      },
+      { formFields: ['release_reason'], action: 'release' }
     )
   }
 

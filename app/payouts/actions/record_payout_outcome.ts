@@ -3,6 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
 import { completePayout } from '#payouts/actions/complete_payout'
 import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
+import { pendingRelease } from '#payouts/actions/release_rejected_payout'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -42,6 +43,14 @@ export async function recordPayoutOutcome(input: Record<string, unknown>, actor:
         throw ActionError.field(
           'platform_order_id',
           `${order.platformOrderId} is ${order.status}; only a pending payout can be completed`
+        )
+      }
+      // A release asked of a second operator is decided first (approved or rejected).
+      const release = await pendingRelease(trx, order)
+      if (release) {
+        throw ActionError.field(
+          'platform_order_id',
+          `${order.platformOrderId}: approval request #${release.id} to release it (rejected by the bank), asked by ${release.requestedByActor}, waits for a second operator; approve or reject it first`
         )
       }
       const before = payoutSnapshot(order)
