@@ -98,6 +98,8 @@ test.group('approvals registry', () => {
       'platform.four_eyes_threshold',
       'statement_line.attach',
       'statement_line.credit_merchant',
+      'statement.confirm',
+      'payout.release_rejected',
     ])
     assert.equal(approvableAction('statement_line.attach').kind, 'line_decision')
     assert.isFunction(approvableAction('payment.mark_paid').approvable)
