@@ -4,7 +4,7 @@ import reconciliationConfig from '#config/reconciliation'
 import { bankAccountCode, depositAccountOfCode, GATEWAY_OWNER } from '#ledger/accounts'
 import { DEPOSIT_CREDIT_KINDS } from '#ledger/recipes'
 import { formatThb } from '#core/money'
-import { gatewayDaySql } from '#core/clock'
+import { formatGatewayDateTime, gatewayDaySql, gatewayPeriodStarts } from '#core/clock'
 import type { Actor } from '#core/actor'
 
 /**
@@ -23,6 +23,17 @@ import type { Actor } from '#core/actor'
  *    is claimed.
  * 4. deposit_clearing holds exactly the unclaimed credit lines and
  *    deposit_receivable exactly the open receivables.
+ * 5. Money out: every debit line accounted for, every transfer recorded,
+ *    and a payout marked successful by hand confirmed by its debit line
+ *    within PAYOUT_DEBIT_WINDOW_BANK_DAYS.
+ * 6. Against what the bank printed, not our own rows: each running balance
+ *    follows the one before it, and the ledger's bank account moved by the
+ *    last printed balance less the opening one; no transfer is stored or
+ *    claimed twice; every posting that moves deposit_receivable is backed
+ *    by a claim.
+ *
+ * Lines of a statement held for confirmation or discarded (status `held`,
+ * `discarded`) are not in the ledger: the checks of 5 and 6 leave them out.
  */
 
 export type ProblemKind =
@@ -42,6 +53,12 @@ export type ProblemKind =
   | 'payout_clearing_drift'
   | 'clearing_drift'
   | 'receivable_drift'
+  | 'printed_balance_break'
+  | 'printed_balance_drift'
+  | 'transfer_stored_twice'
+  | 'transfer_claimed_twice'
+  | 'payout_debit_missing'
+  | 'unbacked_receivable_posting'
 
 export interface Problem {
   kind: ProblemKind
@@ -97,6 +114,28 @@ export interface ReconciliationResult {
 const sum = (value: unknown) => Number(value ?? 0)
 
 /**
+ * Bank days (GMT+7) a payout marked successful by an operator
+ * (`payouts:complete`) may wait for the debit line that shows the money
+ * left: the day it was completed and this many after it. Later, verify
+ * fails on it (payout_debit_missing).
+ */
+export const PAYOUT_DEBIT_WINDOW_BANK_DAYS = 3
+
+/** Lines that are in the ledger: not those of a statement held for confirmation or discarded. */
+const POSTED = (alias: string) => `${alias}.status NOT IN ('held', 'discarded')`
+
+/** What a line does to its account's balance, in SQL: + a credit, − a debit. */
+const SIGNED = (alias: string) =>
+  `IF(${alias}.direction = 'credit', ${alias}.amount, -${alias}.amount)`
+
+/**
+ * A line whose trans_ref is the bank's transaction reference (its transfer's
+ * identity), not a copy of the line's own reference (migration …130).
+ */
+const BANK_REFERENCE = (alias: string) =>
+  `(${alias}.transfer_key LIKE 'ref|%' OR (${alias}.trans_ref IS NOT NULL AND NOT (${alias}.reference <=> ${alias}.trans_ref)))`
+
+/**
  * verifyReconciliation, recorded (reconciliation_runs) for the back-office:
  * the worker's daily run and the command's. Returns the result.
  */
@@ -144,8 +183,16 @@ export interface CheckScope {
   to?: string
 }
 
+export interface CheckOptions {
+  now?: Date
+  windowHours?: number
+  /** PAYOUT_DEBIT_WINDOW_BANK_DAYS unless given. */
+  debitWindowBankDays?: number
+  scope?: CheckScope
+}
+
 export async function verifyReconciliation(
-  options: { now?: Date; windowHours?: number; scope?: CheckScope } = {}
+  options: CheckOptions = {}
 ): Promise<ReconciliationResult> {
   return db.transaction((trx) => checkReconciliation(trx, options), {
     isolationLevel: 'repeatable read',
@@ -186,7 +233,7 @@ function lineScope(scope: CheckScope | undefined) {
 /** The check itself, in the caller's (repeatable read) transaction. */
 export async function checkReconciliation(
   trx: TransactionClientContract,
-  options: { now?: Date; windowHours?: number; scope?: CheckScope } = {}
+  options: CheckOptions = {}
 ): Promise<ReconciliationResult> {
   const now = options.now ?? new Date()
   const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
@@ -200,7 +247,9 @@ export async function checkReconciliation(
   const [lineDays] = await trx.rawQuery(
     `SELECT l.deposit_account_id, ${gatewayDaySql('l.line_at')} AS day,
             SUM(CASE WHEN l.direction = 'credit' THEN l.amount ELSE 0 END) AS credits,
-            SUM(CASE WHEN l.direction = 'debit' THEN l.amount ELSE 0 END) AS debits
+            SUM(CASE WHEN l.direction = 'debit' THEN l.amount ELSE 0 END) AS debits,
+            SUM(CASE WHEN l.balance_after IS NULL AND ${POSTED('l')} THEN ${SIGNED('l')} ELSE 0 END)
+              AS unprinted
        FROM statement_lines l ${lines.index} WHERE 1 = 1${lines.where}
       GROUP BY l.deposit_account_id, day`,
     lines.bindings as any[]
@@ -232,14 +281,21 @@ export async function checkReconciliation(
     }
     return entry
   }
+  // Per account, for the printed balances (6): the movement of its lines
+  // that print no balance, and its ledger bank account's whole movement.
+  const unprinted = new Map<number, number>()
+  const ledgerMoved = new Map<number, number>()
   for (const row of lineDays) {
     const entry = dayOf(Number(row.deposit_account_id), row.day)
     entry.credits = sum(row.credits)
     entry.debits = sum(row.debits)
+    const accountId = Number(row.deposit_account_id)
+    unprinted.set(accountId, (unprinted.get(accountId) ?? 0) + sum(row.unprinted))
   }
   for (const row of ledgerDays) {
     const accountId = depositAccountOfCode(row.code)
     if (accountId === null) continue
+    ledgerMoved.set(accountId, (ledgerMoved.get(accountId) ?? 0) - sum(row.total))
     if (row.day === null) {
       problems.push({
         kind: 'bank_posting_without_day',
@@ -455,7 +511,7 @@ export async function checkReconciliation(
   }
 
   // 5. Money out: every debit line accounted for, every transfer recorded.
-  const money = await moneyOut(trx, now, scope)
+  const money = await moneyOut(trx, now, scope, options.debitWindowBankDays)
   problems.push(...money.problems)
   const waiting = money.openTransfers.reduce((total, item) => total + item.amount, 0)
   if (!scope && clearing.payout !== waiting - money.unexplained.amount) {
@@ -464,6 +520,11 @@ export async function checkReconciliation(
       detail: `payout_clearing holds ${formatThb(clearing.payout)} THB; the ${money.openTransfers.length} transfers waiting for their debit line are ${formatThb(waiting)} THB and the ${money.unexplained.lines} unexplained debits ${formatThb(money.unexplained.amount)} THB`,
     })
   }
+
+  // 6. What the bank printed, and what nobody may take twice.
+  problems.push(...(await printedBalances(trx, scope, { unprinted, ledgerMoved })))
+  problems.push(...(await transfersTwice(trx, scope)))
+  if (!scope) problems.push(...(await unbackedReceivablePostings(trx)))
 
   return {
     ok: problems.length === 0,
@@ -485,7 +546,12 @@ export async function checkReconciliation(
  * or explanation accounts for, payouts and returns that left no record, and
  * the transfers still waiting for their debit line.
  */
-async function moneyOut(trx: TransactionClientContract, now: Date, scope?: CheckScope) {
+async function moneyOut(
+  trx: TransactionClientContract,
+  now: Date,
+  scope?: CheckScope,
+  debitWindowBankDays = PAYOUT_DEBIT_WINDOW_BANK_DAYS
+) {
   const problems: Problem[] = []
   const lines = lineScope(scope)
   const [debits] = await trx.rawQuery(
@@ -534,6 +600,31 @@ async function moneyOut(trx: TransactionClientContract, now: Date, scope?: Check
       depositAccountId: Number(row.deposit_account_id),
     })
   }
+  // A payout marked successful on an operator's word: its debit line comes
+  // within the window, or the money may never have left. An open row has no
+  // account yet (its line names it): unscoped only.
+  const cutoff = new Date(
+    gatewayPeriodStarts(now).dayStart.getTime() - debitWindowBankDays * 86_400_000
+  )
+  const [byHand] = scope
+    ? [[]]
+    : await trx.rawQuery(
+        `SELECT p.id, p.actor, p.amount, p.created_at, o.kind, o.platform_order_id
+           FROM payout_confirmations p JOIN payout_orders o ON o.id = p.payout_order_id
+          WHERE p.statement_line_id IS NULL AND p.path = 'by_hand' AND p.created_at < ?
+          ORDER BY p.id`,
+        [cutoff]
+      )
+  for (const row of byHand as Array<Record<string, any>>) {
+    problems.push({
+      kind: 'payout_debit_missing',
+      detail:
+        `${row.kind} ${row.platform_order_id} was marked successful by ${row.actor} on ` +
+        `${formatGatewayDateTime(new Date(row.created_at))} and no debit line of ${formatThb(sum(row.amount))} THB ` +
+        `has confirmed it within ${debitWindowBankDays} bank days (payout confirmation ${row.id}): ` +
+        `import the statements since, or confirm its line (lines:confirm <line> --payout=${row.platform_order_id})`,
+    })
+  }
   const open = await trx
     .from('payout_confirmations as p')
     .leftJoin('payout_orders as o', 'o.id', 'p.payout_order_id')
@@ -561,4 +652,280 @@ async function moneyOut(trx: TransactionClientContract, now: Date, scope?: Check
     }
   })
   return { problems, openTransfers, unexplained: { lines: debits.length, amount } }
+}
+
+interface WalkRow {
+  id: number
+  accountId: number
+  direction: 'credit' | 'debit'
+  amount: number
+  balance: number
+  prevId: number | null
+  prevBalance: number | null
+  nextId: number | null
+}
+
+const signed = (row: { direction: string; amount: number }) =>
+  row.direction === 'credit' ? row.amount : -row.amount
+
+/**
+ * The running balances the bank printed (balance_after), which no row of
+ * ours adds up: an account's lines, walked in the bank's order, each
+ * following the one before it (printed_balance_break: a line changed or
+ * deleted after its import, which checked the chain); and the ledger's bank
+ * account moved by the last printed balance less the one before the first
+ * line, plus the lines that print none (printed_balance_drift).
+ *
+ * The bank's order is the line's time, then, for lines of one minute (a
+ * KBank export prints no seconds), the order of their file: lines are stored
+ * in the file's order, oldest or newest first. A file is newest first when
+ * its first stored line is later than its last, or, all of one minute, when
+ * its first two balances say so as the import read them (BalanceChain).
+ * Two passes over the lines that print a balance (their files, then one
+ * window in the bank's order); only the breaks and each account's first and
+ * last line are read back.
+ */
+async function printedBalances(
+  trx: TransactionClientContract,
+  scope: CheckScope | undefined,
+  moved: { unprinted: Map<number, number>; ledgerMoved: Map<number, number> }
+): Promise<Problem[]> {
+  const lines = lineScope(scope)
+  const printed = `l.balance_after IS NOT NULL AND ${POSTED('l')}`
+  const next = `SELECT n.%s FROM statement_lines n
+                 WHERE n.import_id = f.import_id AND n.id > f.first_id
+                   AND n.balance_after IS NOT NULL AND ${POSTED('n')}
+                 ORDER BY n.id LIMIT 1`
+  const [rows] = await trx.rawQuery(
+    `WITH files AS (
+       SELECT l.import_id, MIN(l.id) AS first_id, MAX(l.id) AS last_id
+         FROM statement_lines l ${lines.index}
+        WHERE ${printed}${lines.where}
+        GROUP BY l.import_id
+     ), file_order AS (
+       SELECT f.import_id,
+              CASE WHEN a.line_at > z.line_at THEN -1
+                   WHEN a.line_at < z.line_at THEN 1
+                   WHEN (${next.replace('%s', `balance_after - ${SIGNED('n')}`)}) = a.balance_after THEN 1
+                   WHEN (${next.replace('%s', 'balance_after')}) = a.balance_after - ${SIGNED('a')} THEN -1
+                   ELSE 1 END AS dir
+         FROM files f
+         JOIN statement_lines a ON a.id = f.first_id
+         JOIN statement_lines z ON z.id = f.last_id
+        -- One row per file already: grouped so that it is computed once per
+        -- file, not merged into the walk and computed again for every line.
+        GROUP BY f.import_id
+     ), walk AS (
+       SELECT l.id, l.deposit_account_id, l.direction, l.amount, l.balance_after,
+              ROW_NUMBER() OVER w AS seq,
+              LAG(l.id) OVER w AS prev_id,
+              LAG(l.balance_after) OVER w AS prev_balance,
+              LEAD(l.id) OVER w AS next_id
+         FROM statement_lines l ${lines.index}
+         JOIN file_order o ON o.import_id = l.import_id
+        WHERE ${printed}${lines.where}
+       WINDOW w AS (PARTITION BY l.deposit_account_id
+                    ORDER BY l.line_at, l.import_id, o.dir * CAST(l.id AS SIGNED))
+     )
+     SELECT * FROM walk
+      WHERE prev_id IS NULL OR next_id IS NULL
+         OR prev_balance + ${SIGNED('walk')} <> balance_after
+      ORDER BY deposit_account_id, seq`,
+    [...lines.bindings, ...lines.bindings] as any[]
+  )
+  const walked: WalkRow[] = (rows as Array<Record<string, any>>).map((row) => ({
+    id: Number(row.id),
+    accountId: Number(row.deposit_account_id),
+    direction: row.direction,
+    amount: sum(row.amount),
+    balance: sum(row.balance_after),
+    prevId: row.prev_id === null ? null : Number(row.prev_id),
+    prevBalance: row.prev_balance === null ? null : sum(row.prev_balance),
+    nextId: row.next_id === null ? null : Number(row.next_id),
+  }))
+
+  const problems: Problem[] = []
+  const ends = new Map<number, { first?: WalkRow; last?: WalkRow }>()
+  // Breaks already named with the line before them.
+  const named = new Set<number>()
+  for (const [index, row] of walked.entries()) {
+    const end = ends.get(row.accountId) ?? {}
+    ends.set(row.accountId, end)
+    if (row.prevId === null) end.first = row
+    if (row.nextId === null) end.last = row
+    if (row.prevId === null || named.has(row.id)) continue
+    const expected = row.prevBalance! + signed(row)
+    if (expected === row.balance) continue
+    // A balance changed on one line breaks the chain on both sides of it,
+    // while its neighbours still follow each other: one problem, that line.
+    const after = walked[index + 1]
+    if (after?.prevId === row.id && expected + signed(after) === after.balance) {
+      named.add(after.id)
+      problems.push({
+        kind: 'printed_balance_break',
+        detail:
+          `deposit account ${row.accountId}: statement line #${row.id} prints a balance of ${formatThb(row.balance)} THB, ` +
+          `where line #${row.prevId} before it (${formatThb(row.prevBalance!)} THB) and line #${after.id} after it ` +
+          `(${formatThb(after.balance)} THB) say ${formatThb(expected)} THB: its balance was changed after import`,
+        depositAccountId: row.accountId,
+      })
+      continue
+    }
+    problems.push({
+      kind: 'printed_balance_break',
+      detail:
+        `deposit account ${row.accountId}: statement line #${row.id} (${row.direction} ${formatThb(row.amount)} THB) ` +
+        `prints a balance of ${formatThb(row.balance)} THB after line #${row.prevId}'s ${formatThb(row.prevBalance!)} THB, ` +
+        `where ${formatThb(expected)} THB follows: ${formatThb(row.balance - expected)} THB between them is not on ` +
+        'the statement; a line was changed or deleted after import',
+      depositAccountId: row.accountId,
+    })
+  }
+
+  for (const [accountId, { first, last }] of ends) {
+    if (!first || !last) continue
+    const opening = first.balance - signed(first)
+    const unprinted = moved.unprinted.get(accountId) ?? 0
+    const expected = last.balance - opening + unprinted
+    const ledger = moved.ledgerMoved.get(accountId) ?? 0
+    if (ledger === expected) continue
+    problems.push({
+      kind: 'printed_balance_drift',
+      detail:
+        `deposit account ${accountId}: the bank printed ${formatThb(opening)} THB before statement line #${first.id} ` +
+        `and ${formatThb(last.balance)} THB after line #${last.id}, ${formatThb(last.balance - opening)} THB net in` +
+        (unprinted === 0
+          ? ''
+          : ` (${formatThb(expected)} THB with the lines that print no balance)`) +
+        `; the ledger's bank account moved ${formatThb(ledger)} THB`,
+      depositAccountId: accountId,
+    })
+  }
+  return problems
+}
+
+/**
+ * One bank transfer, one line, one claim (docs/reconciliation.md, "One
+ * transfer, one line"). transfer_key is unique, but lines stored before it
+ * (migration …130 left the second of a pair without a key) or written
+ * around it are not: two lines of one direction and bank reference, on any
+ * accounts, are one transfer stored twice (transfer_stored_twice). And a
+ * claim naming a transfer (its trans_ref) that is a line another claim took
+ * is one transfer credited twice (transfer_claimed_twice); the open
+ * receivable of the line's own account is receipt_claimed_twice already.
+ * Both start from the few rows that can be wrong (lines without a key,
+ * claims naming a transfer) and reach the others through indexes.
+ */
+async function transfersTwice(
+  trx: TransactionClientContract,
+  scope: CheckScope | undefined
+): Promise<Problem[]> {
+  const problems: Problem[] = []
+  const onAccount = scope ? ' AND (l.deposit_account_id = ? OR m.deposit_account_id = ?)' : ''
+  const binding = scope ? [scope.depositAccountId, scope.depositAccountId] : []
+  const [pairs] = await trx.rawQuery(
+    `SELECT l.id, l.deposit_account_id, l.direction, l.trans_ref,
+            m.id AS other_id, m.deposit_account_id AS other_account
+       FROM statement_lines l
+       JOIN statement_lines m ON m.trans_ref = l.trans_ref AND m.direction = l.direction
+        AND m.id <> l.id AND ${BANK_REFERENCE('m')} AND ${POSTED('m')}
+      WHERE l.transfer_key IS NULL AND ${BANK_REFERENCE('l')} AND ${POSTED('l')}${onAccount}`,
+    binding
+  )
+  const transfers = new Map<
+    string,
+    { direction: string; ref: string; lines: Map<number, number> }
+  >()
+  for (const row of pairs as Array<Record<string, any>>) {
+    const name = `${row.direction}|${row.trans_ref}`
+    const transfer = transfers.get(name) ?? {
+      direction: row.direction,
+      ref: row.trans_ref,
+      lines: new Map<number, number>(),
+    }
+    transfers.set(name, transfer)
+    transfer.lines.set(Number(row.id), Number(row.deposit_account_id))
+    transfer.lines.set(Number(row.other_id), Number(row.other_account))
+  }
+  for (const transfer of transfers.values()) {
+    const ids = [...transfer.lines.keys()].sort((a, b) => a - b)
+    const named = ids.map((id) => `#${id} (deposit account ${transfer.lines.get(id)})`)
+    problems.push({
+      kind: 'transfer_stored_twice',
+      detail:
+        `statement lines ${named.slice(0, -1).join(', ')} and ${named.at(-1)} are one ${transfer.direction} ` +
+        `transfer, the bank's ${transfer.ref}: the bank moved its money once; check how each line was decided`,
+      depositAccountId: transfer.lines.get(ids[0]),
+    })
+  }
+
+  const [claims] = await trx.rawQuery(
+    `SELECT c.id, c.path, c.trans_ref, c.deposit_account_id, co.platform_order_id,
+            l.id AS line_id, l.deposit_account_id AS line_account,
+            t.id AS taken_by, t.path AS taken_path, tco.platform_order_id AS taken_order
+       FROM receipt_claims c
+       JOIN statement_lines l ON l.trans_ref = c.trans_ref AND l.direction = 'credit'
+        AND ${BANK_REFERENCE('l')} AND ${POSTED('l')}
+       JOIN receipt_claims t ON t.statement_line_id = l.id AND t.id <> c.id
+       LEFT JOIN payment_orders co ON co.id = c.payment_order_id
+       LEFT JOIN payment_orders tco ON tco.id = t.payment_order_id
+      WHERE c.trans_ref IS NOT NULL AND c.reversed_at IS NULL
+        AND NOT (c.statement_line_id <=> l.id)
+        AND NOT (c.statement_line_id IS NULL AND c.deposit_account_id = l.deposit_account_id)
+        ${scope ? 'AND (c.deposit_account_id = ? OR l.deposit_account_id = ?)' : ''}
+      ORDER BY c.id`,
+    binding
+  )
+  for (const row of claims as Array<Record<string, any>>) {
+    const of = (path: string, order: string | null) => (order ? `${path}, ${order}` : path)
+    problems.push({
+      kind: 'transfer_claimed_twice',
+      detail:
+        `claim ${row.id} (${of(row.path, row.platform_order_id)}) names the transfer ${row.trans_ref}, ` +
+        `which is statement line #${row.line_id} of deposit account ${row.line_account}, taken by claim ` +
+        `${row.taken_by} (${of(row.taken_path, row.taken_order)}): one transfer credited twice`,
+      depositAccountId: Number(row.deposit_account_id),
+    })
+  }
+  return problems
+}
+
+/**
+ * Every posting that moves deposit_receivable (a payment credited before its
+ * line, the line clearing it, the credit taken back: app/ledger/recipes.ts)
+ * is a claim's: the claim's own posting (ledger_transaction_id), or, for a
+ * clearing, the claim of the payment that was a receivable and took the
+ * posting's line; for a reversal, the payment's claim reversed; for the
+ * upgrade's opening (migration …101), the payment's upgrade claim. Read
+ * from the receivable account's entries (its index), whole database only:
+ * postings name no deposit account.
+ */
+async function unbackedReceivablePostings(trx: TransactionClientContract): Promise<Problem[]> {
+  const [rows] = await trx.rawQuery(
+    `SELECT t.id, t.kind, t.reference_type, t.reference_id, SUM(e.amount) AS moved
+       FROM ledger_accounts a
+       JOIN ledger_entries e ON e.account_id = a.id
+       JOIN ledger_transactions t ON t.id = e.transaction_id
+      WHERE a.owner = ? AND a.code = 'deposit_receivable'
+        AND NOT EXISTS (SELECT 1 FROM receipt_claims c WHERE c.ledger_transaction_id = t.id)
+        AND NOT EXISTS (
+          SELECT 1 FROM payment_orders o JOIN receipt_claims c ON c.payment_order_id = o.id
+           WHERE t.reference_type = 'payment' AND o.platform_order_id = t.reference_id
+             AND ((t.kind = 'receivable_opened' AND c.path = 'upgrade')
+               OR ((c.path = 'upgrade' OR EXISTS (
+                     SELECT 1 FROM ledger_entries r
+                      WHERE r.transaction_id = c.ledger_transaction_id AND r.account_id = a.id))
+                   AND ((t.kind = 'receivable_cleared'
+                         AND t.idempotency_key = CONCAT('receivable_cleared:statement_line:', c.statement_line_id))
+                     OR (t.kind = 'receivable_reversed' AND c.reversed_at IS NOT NULL)))))
+      GROUP BY t.id, t.kind, t.reference_type, t.reference_id
+      ORDER BY t.id`,
+    [GATEWAY_OWNER]
+  )
+  return (rows as Array<Record<string, any>>).map((row) => ({
+    kind: 'unbacked_receivable_posting' as const,
+    detail:
+      `ledger transaction ${row.id} (${row.kind}, ${row.reference_type} ${row.reference_id}) moves ` +
+      `deposit_receivable by ${formatThb(sum(row.moved))} THB and no receipt claim accounts for it`,
+  }))
 }
