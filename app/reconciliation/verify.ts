@@ -250,7 +250,7 @@ export async function checkReconciliation(
             SUM(CASE WHEN l.direction = 'debit' THEN l.amount ELSE 0 END) AS debits,
             SUM(CASE WHEN l.balance_after IS NULL AND ${POSTED('l')} THEN ${SIGNED('l')} ELSE 0 END)
               AS unprinted
-       FROM statement_lines l ${lines.index} WHERE 1 = 1${lines.where}
+       FROM statement_lines l ${lines.index} WHERE ${POSTED('l')}${lines.where}
       GROUP BY l.deposit_account_id, day`,
     lines.bindings as any[]
   )
@@ -413,7 +413,7 @@ export async function checkReconciliation(
     `SELECT c.id, c.trans_ref, c.deposit_account_id, o.platform_order_id, l.id AS line_id, t.id AS taken_by
        FROM receipt_claims c
        JOIN statement_lines l ON l.deposit_account_id = c.deposit_account_id
-        AND l.trans_ref = c.trans_ref AND l.direction = 'credit'
+        AND l.trans_ref = c.trans_ref AND l.direction = 'credit' AND ${POSTED('l')}
        LEFT JOIN receipt_claims t ON t.statement_line_id = l.id
        LEFT JOIN payment_orders o ON o.id = c.payment_order_id
       WHERE c.statement_line_id IS NULL AND c.reversed_at IS NULL AND c.trans_ref IS NOT NULL${onAccount}`,
@@ -476,9 +476,15 @@ export async function checkReconciliation(
   // 4. Clearing accounts hold the listed open items, nothing else.
   const byAccount = scope ? ' AND l.deposit_account_id = ?' : ''
   const [[unclaimedRow]] = await trx.rawQuery(
+    // A payout's return is claimed (the line is taken once), but no posting
+    // moves its money out of deposit_clearing: the payout's hold went back to
+    // the merchant from its own balance. It is counted with the credits no
+    // claim took, as the money clearing holds (docs/decisions.md, "A payout's
+    // return claims its line").
     `SELECT COUNT(*) AS line_count, COALESCE(SUM(l.amount), 0) AS amount FROM statement_lines l
       LEFT JOIN receipt_claims c ON c.statement_line_id = l.id
-      WHERE l.direction = 'credit' AND c.id IS NULL${byAccount}`,
+      WHERE l.direction = 'credit' AND (c.id IS NULL OR c.path = 'payout_return')
+        AND ${POSTED('l')}${byAccount}`,
     accountBinding
   )
   const unclaimed = { lines: Number(unclaimedRow.line_count), amount: sum(unclaimedRow.amount) }
@@ -557,7 +563,7 @@ async function moneyOut(
   const [debits] = await trx.rawQuery(
     `SELECT l.id, l.deposit_account_id, l.amount, l.line_at FROM statement_lines l ${lines.index}
       LEFT JOIN payout_confirmations p ON p.statement_line_id = l.id
-      WHERE l.direction = 'debit' AND p.id IS NULL${lines.where} ORDER BY l.id`,
+      WHERE l.direction = 'debit' AND p.id IS NULL AND ${POSTED('l')}${lines.where} ORDER BY l.id`,
     lines.bindings as any[]
   )
   let amount = 0

@@ -3,6 +3,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { DateTime } from 'luxon'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
+import { verifyReconciliation } from '#reconciliation/verify'
 import PayoutOrder from '#payouts/models/payout_order'
 import DepositAccount from '#payments/models/deposit_account'
 import ApprovalRequest from '#approvals/models/approval_request'
@@ -163,6 +164,8 @@ test.group('payout returns: the line is claimed by the return', (group) => {
     const [posting] = await holdReturns(payout)
     assert.equal(Number(claim.ledger_transaction_id), Number(posting.id))
     assert.deepEqual((await verifyLedger()).drifts, [])
+    // The returned money stays in deposit_clearing, and reconciliation says so without a problem.
+    assert.deepEqual((await verifyReconciliation()).problems, [])
   })
 
   test('the line of a return cannot be claimed again by another path: refused naming the return', async ({

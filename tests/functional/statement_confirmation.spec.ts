@@ -4,6 +4,7 @@ import db from '@adonisjs/lucid/services/db'
 import type DepositAccount from '#payments/models/deposit_account'
 import PaymentOrder from '#payments/models/payment_order'
 import { importStatement } from '#reconciliation/actions/import_statement'
+import { verifyReconciliation } from '#reconciliation/verify'
 import { approveRequest } from '#approvals/actions/approve_request'
 import { rejectRequest } from '#approvals/actions/reject_request'
 import { formatAmount } from '#core/money'
@@ -83,6 +84,8 @@ test.group('a statement imported by hand', (group) => {
     assert.equal((await PaymentOrder.findOrFail(order.id)).status, 'open')
     assert.deepEqual(await balanceOf(who), { balance: 0, freeze_balance: 0, unsettle_balance: 0 })
     assert.equal(await bankPostings(summary.importId), 0)
+    // A held file is not the bank's word yet: reconciliation does not count it.
+    assert.deepEqual((await verifyReconciliation()).problems, [])
 
     const own = await refusal(
       approveRequest(
@@ -103,6 +106,7 @@ test.group('a statement imported by hand', (group) => {
     assert.match(after.decided_by, /second/)
     assert.equal((await db.from('statement_lines').where('id', line.id).first()).status, 'matched')
     assert.equal(await bankPostings(summary.importId), 1)
+    assert.deepEqual((await verifyReconciliation()).problems, [])
     const [audit] = await auditRows('statement.confirm')
     assert.include(audit.details, { import_id: summary.importId, matched: 1 })
 
@@ -158,6 +162,7 @@ test.group('a statement imported by hand', (group) => {
     assert.equal(line.status, 'discarded')
     assert.isNull(line.transfer_key)
     assert.equal((await PaymentOrder.findOrFail(order.id)).status, 'open')
+    assert.deepEqual((await verifyReconciliation()).problems, [])
 
     // The same transfer, from the bank this time: a new line, waiting for its own confirmation.
     const again = await importFile(account, content, second.actor)
