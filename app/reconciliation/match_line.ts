@@ -25,7 +25,14 @@ import {
   type LinePayment,
   type ReceivableClearing,
 } from '#reconciliation/line_payments'
-import { openReceivables, ReceiptClaimedError, type OpenReceivable } from '#reconciliation/receipts'
+import {
+  bankReference,
+  claimsOfTransfers,
+  openReceivables,
+  ReceiptClaimedError,
+  type OpenReceivable,
+  type ReceiptClaim,
+} from '#reconciliation/receipts'
 import {
   confirmWithLine,
   openConfirmations,
@@ -53,6 +60,8 @@ export interface LineRow {
   reference: string | null
   /** The bank's transaction reference (a slip's transRef), when the statement has one. */
   trans_ref: string | null
+  /** The transfer's identity (statements.ts, transferKey), when read. */
+  transfer_key?: string | null
   status: string
 }
 
@@ -65,6 +74,7 @@ export const LINE_COLUMNS = [
   'amount',
   'reference',
   'trans_ref',
+  'transfer_key',
   'status',
 ]
 
@@ -77,6 +87,7 @@ export function toLineRow(row: Record<string, any>): LineRow {
     amount: Number(row.amount),
     reference: row.reference,
     trans_ref: row.trans_ref ?? null,
+    transfer_key: row.transfer_key ?? null,
     status: row.status,
   }
 }
@@ -106,6 +117,8 @@ export interface Candidates {
    * the lines' accounts.
    */
   confirmations: PayoutConfirmation[]
+  /** The claims holding the credit lines' bank transfers, by transfer (any account). */
+  transfers?: Map<string, ReceiptClaim & { platformOrderId: string | null }>
 }
 
 /** What the rules decide for one line. */
@@ -189,6 +202,9 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
     return { result: 'unmatched', note: NO_ORDER_NOTE.debit }
   }
 
+  const taken = transferTakenElsewhere(line, candidates)
+  if (taken) return { result: 'unmatched', note: taken }
+
   const named = namedOrder(line, candidates)
   const owed = receivableNamedBy(line, candidates)
   if (owed) return clearing(line, owed)
@@ -263,6 +279,23 @@ export function receivableNamedBy(line: LineRow, candidates: Candidates) {
   )
 }
 
+/**
+ * Why the line's bank transfer is no longer anyone's to take: another
+ * claim holds it (a line of it on another account, or a slip's receivable
+ * there), unless it is the receivable on the line's own account that the
+ * line clears.
+ */
+function transferTakenElsewhere(line: LineRow, candidates: Candidates) {
+  const transfer = bankReference(line)
+  const holder = transfer ? candidates.transfers?.get(transfer) : undefined
+  if (!holder || holder.statementLineId === line.id) return undefined
+  if (holder.statementLineId === null && holder.depositAccountId === line.deposit_account_id) {
+    return undefined
+  }
+  const of = holder.platformOrderId ? ` of ${holder.platformOrderId}` : ''
+  return `the transfer ${transfer} was already claimed (claim ${holder.id}, ${holder.path}${of})`
+}
+
 /** A receivable the line names: it clears it when it brings the amount expected. */
 function clearing(line: LineRow, receivable: OpenReceivable): Judgement {
   if (receivable.expectedAmount !== line.amount) {
@@ -287,13 +320,19 @@ function receivableByTransRef(line: LineRow, candidates: Candidates) {
   )
 }
 
-/** The open receivable of an order (on the line's account). */
+/**
+ * The open receivable of an order (on the line's account), unless its slip
+ * named another bank transfer than the line's: that receivable waits for
+ * its own line.
+ */
 function receivableOf(orderId: number, line: LineRow, candidates: Candidates) {
+  const transfer = bankReference(line)
   return candidates.receivables.find(
     (receivable) =>
       stillOpen(receivable) &&
       receivable.paymentOrderId === orderId &&
-      receivable.depositAccountId === line.deposit_account_id
+      receivable.depositAccountId === line.deposit_account_id &&
+      (receivable.transRef === null || transfer === null || receivable.transRef === transfer)
   )
 }
 
@@ -367,6 +406,7 @@ export async function findCandidates(
     payouts: new Map(),
     receivables: [],
     confirmations: [],
+    transfers: new Map(),
   }
   const payoutRefs = new Set<string>()
   const refs = new Set<string>()
@@ -467,6 +507,10 @@ export async function findCandidates(
   // After the orders: the lock order of every payment decision (order, then its claims).
   if (credits.length > 0) {
     candidates.receivables = await openReceivables(client, [...accounts], options)
+    candidates.transfers = await claimsOfTransfers(
+      client,
+      credits.map(bankReference).filter((transfer): transfer is string => transfer !== null)
+    )
   }
   if (payoutRefs.size > 0) {
     const payouts = await lockIf(

@@ -167,8 +167,20 @@ export async function locatePaymentReceipt(
       .select('l.*', 'c.id as claim_id')
 
   if (slip?.transRef) {
-    const taken = await client.from('receipt_claims').where('trans_ref', slip.transRef).first()
-    if (taken) {
+    const taken = await client
+      .from('receipt_claims')
+      .where('trans_ref', slip.transRef)
+      // The claim holding it first (a reversed receivable no longer does).
+      .orderByRaw('reversed_at IS NOT NULL, id')
+      .first()
+    // A claim holding it only as its line's transfer, on this account: the
+    // line is found below and named with the decision that took it.
+    const lineHere =
+      taken &&
+      taken.statement_line_id !== null &&
+      taken.slip_id === null &&
+      Number(taken.deposit_account_id) === order.depositAccountId
+    if (taken && !lineHere) {
       const claim = toClaim(taken)
       return {
         kind: 'claimed',

@@ -10,8 +10,9 @@ import type { Actor } from '#core/actor'
  * payer, is a row of receipt_claims naming the statement line it took; a
  * credit decided before its line exists is a row without a line, an open
  * receivable, which the line clears when it arrives. The unique keys, not
- * checks in code, make a second claim impossible: on a line, on a slip's
- * transaction, on an order.
+ * checks in code, make a second claim impossible: on a line, on a bank
+ * transfer (trans_ref: the slip's, and on a line the bank's reference of
+ * the line, whichever account it arrived on), on an order.
  */
 
 /** The path that took the money, in the spec's and the back-office's words. */
@@ -155,11 +156,83 @@ function claimValues(claim: NewClaim) {
 }
 
 /**
+ * The bank's transaction reference of a statement line `alias`, as SQL
+ * (docs/reconciliation.md, "One transfer, one line"): the one its
+ * transfer_key names, or a trans_ref that is not only a copy of the line's
+ * own reference (formats without a bank reference copy it there). NULL
+ * when the bank gave none.
+ */
+export function bankReferenceSql(alias: string) {
+  return `CASE WHEN ${alias}.trans_ref IS NOT NULL AND (${alias}.transfer_key LIKE 'ref|%' OR NOT (${alias}.reference <=> ${alias}.trans_ref)) THEN ${alias}.trans_ref END`
+}
+
+/** bankReferenceSql on a line read into memory (transfer_key, when it was read). */
+export function bankReference(line: {
+  trans_ref: string | null
+  reference: string | null
+  transfer_key?: string | null
+}) {
+  if (line.trans_ref === null) return null
+  if (line.transfer_key?.startsWith('ref|')) return line.trans_ref
+  return line.trans_ref === line.reference ? null : line.trans_ref
+}
+
+/** The bank references of these lines (in the caller's transaction), by line id. */
+async function bankReferencesOf(client: QueryClientContract, lineIds: number[]) {
+  const references = new Map<number, string | null>()
+  if (lineIds.length === 0) return references
+  const [rows] = await client.rawQuery(
+    `SELECT l.id, ${bankReferenceSql('l')} AS bank_ref FROM statement_lines l
+      WHERE l.id IN (${lineIds.map(() => '?').join(', ')})`,
+    lineIds
+  )
+  for (const row of rows as Array<{ id: number | string; bank_ref: string | null }>) {
+    references.set(Number(row.id), row.bank_ref)
+  }
+  return references
+}
+
+/**
+ * Each claim that takes a line carries the line's bank transfer: another
+ * claim holding it (on any account, a slip's receivable included) then
+ * fails the INSERT on the key, as a second claim on the line does. A slip
+ * naming another transfer than its line's is not that line's slip.
+ */
+async function withTransfers(
+  client: QueryClientContract,
+  claims: NewClaim[],
+  field: string | null
+) {
+  const references = await bankReferencesOf(
+    client,
+    claims.flatMap((claim) => (claim.statementLineId === null ? [] : [claim.statementLineId]))
+  )
+  return claims.map((claim) => {
+    const bankRef =
+      claim.statementLineId === null
+        ? null
+        : (references.get(Number(claim.statementLineId)) ?? null)
+    if (!bankRef) return claim
+    if (claim.transRef && claim.transRef !== bankRef) {
+      throw new ActionError([
+        {
+          field,
+          message:
+            `${claim.slipId ? `slip ${claim.slipId} names` : 'the slip names'} the transfer ${claim.transRef}, ` +
+            `but statement line #${claim.statementLineId} is the transfer ${bankRef}: the slip is not this line's, nothing was credited`,
+        },
+      ])
+    }
+    return { ...claim, transRef: bankRef }
+  })
+}
+
+/**
  * Writes claims in one INSERT, in the transaction that credits (or
- * returns) the money. A receipt, a slip's transaction or an order that
- * another decision already took fails the INSERT on its unique key; the
- * caller's transaction rolls back and `ReceiptClaimedError` names the
- * decision that took it.
+ * returns) the money. A receipt, a bank transfer (a slip's, or the line's
+ * own bank reference) or an order that another decision already took
+ * fails the INSERT on its unique key; the caller's transaction rolls back
+ * and `ReceiptClaimedError` names the decision that took it.
  */
 export async function insertClaims(
   trx: TransactionClientContract,
@@ -167,19 +240,15 @@ export async function insertClaims(
   field: string | null = null
 ): Promise<void> {
   if (claims.length === 0) return
+  const carrying = await withTransfers(trx, claims, field)
   const row = `(${COLUMNS.map(() => '?').join(', ')})`
   try {
     await trx.rawQuery(
-      `INSERT INTO receipt_claims (${COLUMNS.join(', ')}) VALUES ${claims.map(() => row).join(', ')}`,
-      claims.flatMap(claimValues) as any[]
+      `INSERT INTO receipt_claims (${COLUMNS.join(', ')}) VALUES ${carrying.map(() => row).join(', ')}`,
+      carrying.flatMap(claimValues) as any[]
     )
   } catch (error) {
-    const key = duplicateKeyName(error)
-    if (!key?.startsWith('receipt_claims_')) throw error
-    // The INSERT failed, the rest of the transaction stands: read who holds the key.
-    const taken = await claimHoldingKey(trx, key, claims)
-    if (!taken) throw error
-    throw new ReceiptClaimedError(await describeClaim(trx, taken.claim), taken.what, field)
+    throw await claimedError(trx, error, carrying, field)
   }
 }
 
@@ -192,8 +261,28 @@ export function insertClaim(
   return insertClaims(trx, [claim], field)
 }
 
-async function claimHoldingKey(client: QueryClientContract, key: string, claims: NewClaim[]) {
-  const lookups: Array<[string, string, (claim: NewClaim) => unknown, (value: any) => string]> = [
+type ClaimKeys = Pick<NewClaim, 'statementLineId' | 'transRef' | 'paymentOrderId'>
+
+/**
+ * A write that failed on a unique key of receipt_claims: the refusal naming
+ * the decision that holds the key (the rest of the transaction stands, so
+ * it can be read). Any other error is returned as it is.
+ */
+async function claimedError(
+  client: QueryClientContract,
+  error: unknown,
+  claims: ClaimKeys[],
+  field: string | null
+) {
+  const key = duplicateKeyName(error)
+  if (!key?.startsWith('receipt_claims_')) return error
+  const taken = await claimHoldingKey(client, key, claims)
+  if (!taken) return error
+  return new ReceiptClaimedError(await describeClaim(client, taken.claim), taken.what, field)
+}
+
+async function claimHoldingKey(client: QueryClientContract, key: string, claims: ClaimKeys[]) {
+  const lookups: Array<[string, string, (claim: ClaimKeys) => unknown, (value: any) => string]> = [
     [
       'receipt_claims_statement_line_id_unique',
       'statement_line_id',
@@ -201,8 +290,8 @@ async function claimHoldingKey(client: QueryClientContract, key: string, claims:
       (value) => `statement line #${value}`,
     ],
     [
-      'receipt_claims_trans_ref_unique',
-      'trans_ref',
+      'receipt_claims_held_trans_ref_unique',
+      'held_trans_ref',
       (claim) => claim.transRef,
       (value) => `the transfer ${value}`,
     ],
@@ -252,7 +341,10 @@ function whatItDid(claim: ReceiptClaim, order: string | null, merchant: string |
     case 'mark_paid':
       return `${order} marked paid`
     case 'upgrade':
-      return `credited before the upgrade to ${order}`
+      // A legacy late credit of an order another claim holds names no order (migration 140).
+      return order
+        ? `credited before the upgrade to ${order}`
+        : `credited to merchant ${merchant} before the upgrade`
     case 'payout_return':
       return `a payout's transfer returned by the bank, its hold given back to merchant ${merchant}`
   }
@@ -323,7 +415,26 @@ export async function claimOfOrder(
   return row ? toClaim(row) : null
 }
 
-/** Refuses a line another decision took, naming it. */
+/**
+ * The claim holding the bank transfer of line `lineId` (its bank
+ * reference), other than the line's own claim and an open receivable on
+ * the line's account (the receivable this line clears): one transfer's
+ * money another decision took, on this account or another.
+ */
+export async function transferClaimOfLine(client: QueryClientContract, lineId: number) {
+  const [rows] = await client.rawQuery(
+    `SELECT c.* FROM statement_lines l
+       JOIN receipt_claims c ON c.held_trans_ref = ${bankReferenceSql('l')}
+      WHERE l.id = ? AND NOT (c.statement_line_id <=> l.id)
+        AND NOT (c.statement_line_id IS NULL AND c.deposit_account_id = l.deposit_account_id)
+      ORDER BY c.id LIMIT 1`,
+    [lineId]
+  )
+  const row = (rows as Array<Record<string, any>>)[0]
+  return row ? toClaim(row) : null
+}
+
+/** Refuses a line another decision took, or whose bank transfer another decision took, naming it. */
 export async function assertLineUnclaimed(
   client: QueryClientContract,
   lineId: number,
@@ -337,6 +448,33 @@ export async function assertLineUnclaimed(
       field
     )
   }
+  const transfer = await transferClaimOfLine(client, lineId)
+  if (transfer) {
+    throw new ReceiptClaimedError(
+      await describeClaim(client, transfer),
+      `the transfer ${transfer.transRef} of statement line #${lineId}`,
+      field
+    )
+  }
+}
+
+/**
+ * The claims holding these bank transfers (not reversed), by trans_ref,
+ * with their orders' ids: read as committed (the unique key stops a claim
+ * written meanwhile).
+ */
+export async function claimsOfTransfers(client: QueryClientContract, transRefs: string[]) {
+  const held = new Map<string, ReceiptClaim & { platformOrderId: string | null }>()
+  if (transRefs.length === 0) return held
+  const rows = await client
+    .from('receipt_claims as c')
+    .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
+    .whereIn('c.held_trans_ref', [...new Set(transRefs)])
+    .select('c.*', 'o.platform_order_id')
+  for (const row of rows) {
+    held.set(row.trans_ref, { ...toClaim(row), platformOrderId: row.platform_order_id ?? null })
+  }
+  return held
 }
 
 /**
@@ -373,7 +511,9 @@ export type OpenReceivable = Awaited<ReturnType<typeof openReceivables>>[number]
 /**
  * A line clears a receivable: the claim takes the line (only while it has
  * none: the unique key and the condition together), in the transaction
- * that posts receivable_cleared.
+ * that posts receivable_cleared. It takes the line's bank transfer too
+ * when it named none (a payment marked paid without a slip); a slip's
+ * receivable naming another transfer than the line's is refused.
  */
 export async function clearReceivables(
   trx: TransactionClientContract,
@@ -386,25 +526,65 @@ export async function clearReceivables(
   }>,
   now = new Date()
 ) {
+  const references = await bankReferencesOf(
+    trx,
+    clearings.map((clearing) => clearing.lineId)
+  )
   for (const clearing of clearings) {
+    const bankRef = references.get(Number(clearing.lineId)) ?? null
+    if (bankRef) await assertSameTransfer(trx, clearing.claimId, clearing.lineId, bankRef)
     const corrected = clearing.credit
       ? ", credited = ?, fee = ?, amount_policy = 'credit_received'"
       : ''
-    const [result] = await trx.rawQuery(
-      `UPDATE receipt_claims SET statement_line_id = ?, received_amount = ?, cleared_at = ?${corrected}
-        WHERE id = ? AND statement_line_id IS NULL AND reversed_at IS NULL`,
-      [
-        clearing.lineId,
-        clearing.amount,
-        now,
-        ...(clearing.credit ? [clearing.credit.credited, clearing.credit.fee] : []),
-        clearing.claimId,
-      ]
-    )
+    let result: { affectedRows: number }
+    try {
+      ;[result] = await trx.rawQuery(
+        `UPDATE receipt_claims SET statement_line_id = ?, trans_ref = COALESCE(trans_ref, ?),
+           received_amount = ?, cleared_at = ?${corrected}
+          WHERE id = ? AND statement_line_id IS NULL AND reversed_at IS NULL`,
+        [
+          clearing.lineId,
+          bankRef,
+          clearing.amount,
+          now,
+          ...(clearing.credit ? [clearing.credit.credited, clearing.credit.fee] : []),
+          clearing.claimId,
+        ] as any[]
+      )
+    } catch (error) {
+      throw await claimedError(
+        trx,
+        error,
+        [{ statementLineId: clearing.lineId, transRef: bankRef, paymentOrderId: null }],
+        null
+      )
+    }
     if (Number(result.affectedRows) !== 1) {
       throw ActionError.general(
         `the receivable ${clearing.claimId} was cleared by another line, or reversed, meanwhile`
       )
     }
   }
+}
+
+/** A receivable opened on a slip's transfer is cleared by that transfer's line only. */
+async function assertSameTransfer(
+  trx: TransactionClientContract,
+  claimId: number,
+  lineId: number,
+  bankRef: string
+) {
+  const row = await trx
+    .from('receipt_claims as c')
+    .leftJoin('payment_orders as o', 'o.id', 'c.payment_order_id')
+    .where('c.id', claimId)
+    .select('c.trans_ref', 'c.slip_id', 'o.platform_order_id')
+    .first()
+  if (!row?.trans_ref || row.trans_ref === bankRef) return
+  const owner = row.platform_order_id ?? `the receivable ${claimId}`
+  const slip = row.slip_id ? ` (slip ${row.slip_id})` : ''
+  throw ActionError.general(
+    `${owner} was credited for the transfer ${row.trans_ref}${slip}, but statement line #${lineId} ` +
+      `is the transfer ${bankRef}: it is not that receivable's line`
+  )
 }

@@ -5,13 +5,27 @@ import { join } from 'node:path'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type DepositAccount from '#payments/models/deposit_account'
+import type PaymentOrder from '#payments/models/payment_order'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
+import { attachStatementLine } from '#reconciliation/actions/attach_statement_line'
+import { reverseReceivable } from '#reconciliation/actions/reverse_receivable'
+import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
+import { expirePayment } from '#payments/actions/expire_payment'
+import { reviewSlip } from '#slips/actions/review_slip'
+import { uploadSlip } from '#slips/actions/upload_slip'
+import { insertClaim } from '#reconciliation/receipts'
+import { verifyReconciliation } from '#reconciliation/verify'
+import { claimsCarryTransfers } from '#database/migrations/1763700000140_claims_carry_transfer'
 import { readMerchantBalance } from '#ledger/ledger'
 import { formatAmount } from '#core/money'
+import { formatGatewayDateTime } from '#core/clock'
+import { SYSTEM, type Actor } from '#core/actor'
 import { refusal } from '#tests/helpers/actions'
 import { aceProcess } from '#tests/helpers/ace'
-import { createPayment, operatorActor } from '#tests/helpers/decisions'
+import { createPayment, operatorActor, removeSlipImages } from '#tests/helpers/decisions'
+import { receiveLine } from '#tests/helpers/lines'
+import { sandboxSlip, sandboxTransRef } from '#tests/helpers/slips'
 import {
   createDepositAccount,
   createDepositMerchant,
@@ -362,5 +376,368 @@ test.group('statements are continuous', (group) => {
     const reversed = kbank(lines.slice(2).reverse())
     assert.equal((await importFile(account, reversed, 'kbank')).newLines, 1)
     assert.equal(await storedLines(), 4)
+  })
+})
+
+/**
+ * A transfer is claimed once across all our accounts: every claim carries
+ * the bank's reference of the transfer it took (its line's, or its
+ * slip's), so a line on one account and a slip approved for an order of
+ * another cannot both credit it.
+ */
+test.group('one bank transfer, claimed once across accounts', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.teardown(removeSlipImages)
+
+  const APPROVE = { decision: 'approve', reason_code: 'slip_verified', comment: 'slip checked' }
+  const CREDIT = { reason_code: 'merchant_claimed', comment: 'the merchant shows the transfer' }
+
+  /** Two merchants, each drawing from a deposit account of its own. */
+  async function twoAccounts() {
+    const first = await createDepositMerchant({ paymentFeeRateBps: 150 })
+    const one = await createDepositAccount()
+    const second = await createDepositMerchant({
+      paymentFeeRateBps: 150,
+      depositGroup: 'second-group',
+    })
+    const two = await createDepositAccount({ depositGroup: 'second-group' })
+    return { first, one, second, two, alice: (await operatorActor('alice@example.com')).actor }
+  }
+
+  /** One credit carrying the bank's transaction reference, imported into `account`. */
+  async function importTransfer(account: DepositAccount, amount: number, transRef: string) {
+    const imported = await importFile(
+      account,
+      'date_time,direction,amount,reference,description,trans_ref\n' +
+        `${bangkok(DateTime.utc().minus({ seconds: 20 }))},credit,${formatAmount(amount)},,TRANSFER FROM SCB X7890,${transRef}\n`
+    )
+    const line = await db
+      .from('statement_lines')
+      .where('import_id', imported.importId)
+      .firstOrFail()
+    return { ...line, id: Number(line.id) }
+  }
+
+  /** The customer's slip of transfer `transRef`, uploaded on the payment page of `order`. */
+  async function slipOf(order: PaymentOrder, transRef: string) {
+    const { slip } = await uploadSlip({
+      order,
+      image: await sandboxSlip({ transRef, amount: order.transferAmount }),
+      source: 'payment_page',
+      actor: { name: 'customer' },
+    })
+    return slip
+  }
+
+  async function approveSlip(slipId: number, actor: Actor) {
+    return reviewSlip({ slip_id: slipId, ...APPROVE }, actor)
+  }
+
+  test('a transfer matched on one account, its slip approved for an order of another: refused, naming the match', async ({
+    assert,
+  }) => {
+    const { first, one, second, two, alice } = await twoAccounts()
+    const paid = await createPayment(first, '1234.00')
+    const other = await createPayment(second, '1234.00')
+    assert.equal(other.depositAccountId, two.id)
+    const transRef = sandboxTransRef()
+    const line = await importTransfer(one, paid.transferAmount, transRef)
+    assert.equal(line.status, 'matched')
+    const claim = await db.from('receipt_claims').firstOrFail()
+    // The match carries the transfer it took.
+    assert.equal(claim.trans_ref, transRef)
+    const before = [await held(first), await held(second)]
+
+    // The same transfer's slip (its mini-QR), uploaded for the other account's order.
+    const slip = await slipOf(other, transRef)
+    const refused = await refusal(approveSlip(slip.id, alice))
+    assert.equal(
+      refused.message,
+      `the transfer ${transRef} of slip ${slip.id} was already claimed: matched automatically to ` +
+        `${paid.platformOrderId} at ${formatGatewayDateTime(claim.claimed_at)}, statement line #${line.id}`
+    )
+    assert.deepEqual([await held(first), await held(second)], before)
+    assert.equal((await other.refresh()).status, 'open')
+    assert.lengthOf(await db.from('receipt_claims'), 1)
+  })
+
+  test('a slip approved on one account before its line, the line credited to a merchant on another: refused, naming the approval', async ({
+    assert,
+  }) => {
+    const { first, one, second, alice } = await twoAccounts()
+    const order = await createPayment(second, '1234.00')
+    const transRef = sandboxTransRef()
+    const slip = await slipOf(order, transRef)
+    const approved = await approveSlip(slip.id, alice)
+    assert.equal(approved.decision === 'approve' && approved.outcome, 'paid')
+    const receivable = await db.from('receipt_claims').firstOrFail()
+    assert.isNull(receivable.statement_line_id)
+    const before = [await held(first), await held(second)]
+
+    // The transfer's line, on the first account's statement: no order of that account is its.
+    const line = await importTransfer(one, order.transferAmount, transRef)
+    assert.equal(line.status, 'unmatched')
+    assert.equal(
+      line.note,
+      `the transfer ${transRef} was already claimed (claim ${receivable.id}, slip_approval of ${order.platformOrderId})`
+    )
+    const refused = await refusal(
+      creditMerchantFromLine(
+        { statement_line_id: line.id, merchant_id: first.merchantId, ...CREDIT },
+        alice
+      )
+    )
+    assert.equal(
+      refused.message,
+      `the transfer ${transRef} of statement line #${line.id} was already claimed: slip ${slip.id} of ` +
+        `${order.platformOrderId} approved by operator:alice@example.com at ` +
+        `${formatGatewayDateTime(receivable.claimed_at)}, its bank line not yet received`
+    )
+    assert.deepEqual([await held(first), await held(second)], before)
+    assert.lengthOf(await db.from('receipt_claims'), 1)
+
+    // Taken back (the slip's word was wrong), the receivable no longer holds the transfer.
+    await reverseReceivable(
+      { platform_order_id: order.platformOrderId, reason_code: 'other', comment: 'wrong account' },
+      alice
+    )
+    const credited = await creditMerchantFromLine(
+      { statement_line_id: line.id, merchant_id: first.merchantId, ...CREDIT },
+      alice
+    )
+    assert.equal(credited.outcome, 'credited')
+    const claim = await db.from('receipt_claims').where('statement_line_id', line.id).firstOrFail()
+    assert.equal(claim.trans_ref, transRef)
+  })
+
+  test("a line naming an open order, whose transfer another account's slip was approved for: left for an operator, not paid twice", async ({
+    assert,
+  }) => {
+    const { first, one, second, alice } = await twoAccounts()
+    const slipOrder = await createPayment(second, '700.00')
+    const transRef = sandboxTransRef()
+    await approveSlip((await slipOf(slipOrder, transRef)).id, alice)
+    const open = await createPayment(first, '700.00')
+    const before = [await held(first), await held(second)]
+
+    const line = await importTransfer(one, open.transferAmount, transRef)
+    assert.equal(line.status, 'unmatched')
+    assert.match(line.note, new RegExp(`^the transfer ${transRef} was already claimed`))
+    assert.equal((await open.refresh()).status, 'open')
+    assert.deepEqual([await held(first), await held(second)], before)
+  })
+
+  test("a receivable cleared by its line takes the line's transfer: a slip of it elsewhere is refused", async ({
+    assert,
+  }) => {
+    const { first, one, second, alice } = await twoAccounts()
+    const order = await createPayment(first, '900.00')
+    // Marked paid without a slip: a receivable naming no transfer.
+    await markPaymentPaid(
+      {
+        platform_order_id: order.platformOrderId,
+        reason_code: 'bank_confirmed',
+        comment: 'phoned',
+      },
+      alice
+    )
+    const transRef = sandboxTransRef()
+    const line = await importTransfer(one, order.transferAmount, transRef)
+    assert.equal(line.status, 'matched')
+    const claim = await db.from('receipt_claims').firstOrFail()
+    assert.equal(Number(claim.statement_line_id), line.id)
+    assert.equal(claim.trans_ref, transRef)
+
+    const elsewhere = await createPayment(second, '900.00')
+    const slip = await slipOf(elsewhere, transRef)
+    const refused = await refusal(approveSlip(slip.id, alice))
+    assert.match(
+      refused.message,
+      new RegExp(
+        `^the transfer ${transRef} of slip ${slip.id} was already claimed: ${order.platformOrderId} marked paid by operator:alice@example.com`
+      )
+    )
+    assert.equal((await elsewhere.refresh()).status, 'open')
+  })
+
+  test('the key holds whatever the checks: a claim on a line whose transfer another claim holds fails on it', async ({
+    assert,
+  }) => {
+    const { one, second, alice } = await twoAccounts()
+    const order = await createPayment(second, '450.00')
+    const transRef = sandboxTransRef()
+    const slip = await slipOf(order, transRef)
+    await approveSlip(slip.id, alice)
+    const line = await importTransfer(one, order.transferAmount, transRef)
+
+    const refused = await refusal(
+      db.transaction((trx) =>
+        insertClaim(trx, {
+          depositAccountId: one.id,
+          statementLineId: line.id,
+          path: 'merchant_credit',
+          actor: SYSTEM,
+          expectedAmount: line.amount,
+        })
+      )
+    )
+    assert.match(
+      refused.message,
+      new RegExp(
+        `^the transfer ${transRef} was already claimed: slip ${slip.id} of ${order.platformOrderId} approved`
+      )
+    )
+    assert.lengthOf(await db.from('receipt_claims'), 1)
+  })
+
+  test('a slip naming another transfer than the line it would take: refused, naming both', async ({
+    assert,
+  }) => {
+    const { first, one, alice } = await twoAccounts()
+    const order = await createPayment(first, '640.00')
+    const lineRef = sandboxTransRef()
+    // The bank's line names the order (its reference) and its own transfer.
+    const imported = await importFile(
+      one,
+      'date_time,direction,amount,reference,description,trans_ref\n' +
+        `${bangkok(DateTime.utc().minus({ seconds: 20 }))},credit,${formatAmount(order.transferAmount + 100)},${order.platformOrderId},TRANSFER,${lineRef}\n`
+    )
+    const line = await db
+      .from('statement_lines')
+      .where('import_id', imported.importId)
+      .firstOrFail()
+    assert.equal(line.status, 'unmatched')
+    const slipRef = sandboxTransRef()
+    const slip = await slipOf(order, slipRef)
+
+    const refused = await refusal(
+      reviewSlip({ slip_id: slip.id, ...APPROVE, amount_policy: 'credit_received' }, alice)
+    )
+    assert.equal(
+      refused.message,
+      `slip ${slip.id} names the transfer ${slipRef}, but statement line #${line.id} is the transfer ${lineRef}: ` +
+        "the slip is not this line's, nothing was credited"
+    )
+    assert.equal(await held(first), 0)
+    assert.lengthOf(await db.from('receipt_claims'), 0)
+  })
+})
+
+test.group('upgrading: claims carry their transfer', (group) => {
+  group.each.setup(() => resetDatabase())
+  group.each.teardown(removeSlipImages)
+
+  const WHY = { reason_code: 'other', comment: 'decided before the upgrade' }
+
+  test('legacy late credits of lines left unmatched become claims; claims on lines get their transfer, one transfer claimed twice is reported', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ paymentFeeRateBps: 100 })
+    const account = await createDepositAccount()
+    const other = await createDepositAccount({ depositGroup: 'second-group' })
+    const second = await createDepositMerchant({ depositGroup: 'second-group' })
+    const alice = (await operatorActor('alice@example.com')).actor
+
+    // The version before 101: a line attached late to an expired order
+    // stayed unmatched, and two lines could be credited late to one order.
+    const expired = await createPayment(who, '300.00')
+    await expirePayment(expired.id, DateTime.utc().plus({ days: 1 }))
+    const lateLines = []
+    for (let count = 0; count < 2; count++) {
+      const line = await receiveLine(account.id, { amount: expired.transferAmount })
+      await db
+        .from('statement_lines')
+        .where('id', line.id)
+        .update({ status: 'unmatched', note: null })
+      await attachStatementLine(
+        { statement_line_id: line.id, platform_order_id: expired.platformOrderId, ...WHY },
+        alice
+      )
+      await db.from('receipt_claims').where('statement_line_id', line.id).delete()
+      lateLines.push(line)
+    }
+    let report = await verifyReconciliation()
+    assert.includeMembers(
+      report.problems.map((problem) => problem.kind),
+      ['unbacked_credit', 'line_given_unclaimed', 'clearing_drift']
+    )
+
+    // Claims written before this version carried no line's transfer.
+    const matched = await createPayment(who, '150.00')
+    const matchedRef = sandboxTransRef()
+    const matchedLine = await receiveLine(account.id, {
+      amount: matched.transferAmount,
+      transRef: matchedRef,
+    })
+    await db
+      .from('receipt_claims')
+      .where('statement_line_id', matchedLine.id)
+      .update({ trans_ref: null })
+    // One transfer credited twice: its line credited here, its slip approved on another account.
+    const twiceRef = sandboxTransRef()
+    const twiceLine = await receiveLine(account.id, { amount: 55_500, transRef: twiceRef })
+    await creditMerchantFromLine(
+      {
+        statement_line_id: twiceLine.id,
+        merchant_id: who.merchantId,
+        reason_code: 'merchant_claimed',
+        comment: 'theirs',
+      },
+      alice
+    )
+    await db
+      .from('receipt_claims')
+      .where('statement_line_id', twiceLine.id)
+      .update({ trans_ref: null })
+    const slipOrder = await createPayment(second, '555.00')
+    assert.equal(slipOrder.depositAccountId, other.id)
+    const { slip } = await uploadSlip({
+      order: slipOrder,
+      image: await sandboxSlip({ transRef: twiceRef, amount: slipOrder.transferAmount }),
+      source: 'payment_page',
+      actor: { name: 'customer' },
+    })
+    await reviewSlip(
+      { slip_id: slip.id, decision: 'approve', reason_code: 'slip_verified', comment: 'ok' },
+      alice
+    )
+    const balances = await db.from('merchant_balances').orderBy('merchant_id')
+
+    const warnings = await claimsCarryTransfers(db.connection())
+    assert.deepEqual(await claimsCarryTransfers(db.connection()), warnings, 'idempotent')
+
+    const late = await db
+      .from('receipt_claims')
+      .whereIn(
+        'statement_line_id',
+        lateLines.map((line) => line.id)
+      )
+      .orderBy('statement_line_id')
+    assert.deepEqual(
+      late.map((claim) => [
+        claim.path,
+        claim.payment_order_id === null ? null : Number(claim.payment_order_id),
+      ]),
+      [
+        ['late_credit', expired.id],
+        ['upgrade', null],
+      ]
+    )
+    const claimOf = (lineId: number) =>
+      db.from('receipt_claims').where('statement_line_id', lineId).firstOrFail()
+    assert.equal((await claimOf(matchedLine.id)).trans_ref, matchedRef)
+    const twice = await claimOf(twiceLine.id)
+    assert.isNull(twice.trans_ref)
+    const approval = await db.from('receipt_claims').where('trans_ref', twiceRef).firstOrFail()
+    assert.deepEqual(warnings, [
+      `claim ${approval.id} (a receivable) and claim ${twice.id} (statement line #${twiceLine.id}) are one transfer ${twiceRef}, credited twice: claim ${approval.id} (a receivable) keeps it; check how the other was decided`,
+    ])
+    // Nothing a merchant holds changed; what no action could clear is gone.
+    assert.deepEqual(await db.from('merchant_balances').orderBy('merchant_id'), balances)
+    report = await verifyReconciliation()
+    assert.notIncludeMembers(
+      report.problems.map((problem) => problem.kind),
+      ['unbacked_credit', 'line_given_unclaimed', 'clearing_drift']
+    )
   })
 })
