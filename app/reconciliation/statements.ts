@@ -228,22 +228,32 @@ async function assertOpeningContinues(
       .whereNot('status', 'discarded')
       .first())
   if (known) return
-  const last = await trx
-    .from('statement_lines')
-    .where('deposit_account_id', accountId)
-    .whereNot('import_id', importId)
-    // A file turned down says nothing of the account; one awaiting confirmation is where it stands.
-    .whereNot('status', 'discarded')
-    .whereNotNull('balance_after')
+  const stored = () =>
+    trx
+      .from('statement_lines')
+      .where('deposit_account_id', accountId)
+      .whereNot('import_id', importId)
+      // A file turned down says nothing of the account; one awaiting confirmation is where it stands.
+      .whereNot('status', 'discarded')
+      .whereNotNull('balance_after')
+  const latest = await stored()
     .where('line_at', '<=', opening.line.lineAt)
-    .orderBy('line_at', 'desc')
+    .max('line_at as at')
+    .first()
+  if (!latest?.at) return assertContinues(opening, undefined)
+  // The lines of the account's last minute before the file: a bank that prints
+  // minutes only, newest first, stores them in reverse, so the one the file
+  // follows is whichever of them closes at the file's opening balance.
+  const lastMinute = await stored()
+    .where('line_at', latest.at)
     .orderBy('id', 'desc')
     .select('balance_after', 'line_at')
-    .first()
-  assertContinues(
-    opening,
-    last && { balanceAfter: Number(last.balance_after), lineAt: new Date(last.line_at) }
-  )
+  const follows = lastMinute.find((row) => Number(row.balance_after) === opening.balance)
+  const last = follows ?? lastMinute[0]
+  assertContinues(opening, {
+    balanceAfter: Number(last.balance_after),
+    lineAt: new Date(last.line_at),
+  })
 }
 
 /**
