@@ -376,6 +376,7 @@ function slotHolder(line: LineRow, candidates: Candidates) {
 const RULE_COLUMNS = [
   'id',
   'deposit_account_id',
+  'merchant_id',
   'payment_reference',
   'platform_order_id',
   'transfer_amount',

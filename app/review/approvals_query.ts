@@ -42,6 +42,7 @@ function targetHref(row: Record<string, any>) {
   if (row.target_type === 'payment') return `/admin/orders/${row.target_id}`
   if (row.target_type === 'platform') return `/admin/platforms/${row.target_id}`
   if (row.target_type === 'statement_line') return `/admin/review/lines/${row.target_id}`
+  if (row.target_type === 'statement_import') return `/admin/statements/imports/${row.target_id}`
   // A payout's release: its page shows its bulk file at the bank and its timeline.
   if (row.target_type === 'withdraw' || row.target_type === 'settlement') {
     return `/admin/payouts/${row.target_id}`

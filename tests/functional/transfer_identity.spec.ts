@@ -93,7 +93,7 @@ test.group('one bank transfer, one statement line', (group) => {
     assert.equal(await held(who), credited)
   })
 
-  test('the same transaction reference on another of our accounts is the same transfer', async ({
+  test('the same transaction reference on another of our accounts is the same transfer: that file is refused', async ({
     assert,
   }) => {
     const who = await createDepositMerchant()
@@ -104,7 +104,12 @@ test.group('one bank transfer, one statement line', (group) => {
       'date_time,direction,amount,reference,description,trans_ref\n' +
       `${bangkok(DateTime.utc().minus({ minutes: 1 }))},credit,1234.00,,TRANSFER,TX777\n`
     assert.equal((await importFile(mine, line)).newLines, 1)
-    assert.equal((await importFile(other, line)).newLines, 0)
+    // Not this account's transfer: the file is refused, naming the account that has it.
+    const elsewhere = await refusal(importFile(other, line))
+    assert.match(
+      elsewhere.message,
+      new RegExp(`already on the statement of deposit account ${mine.id} `)
+    )
     const [stored] = await db.from('statement_lines')
     assert.equal(Number(stored.deposit_account_id), mine.id)
 
@@ -352,7 +357,9 @@ test.group('statements are continuous', (group) => {
     )
     assert.match(
       error.errors[0].message,
-      /the file opens at 5,000\.00 THB, where this account's statements closed at 1,100\.00 THB/
+      new RegExp(
+        `the credit of 500\\.00 THB \\(bank reference THEIRS1\\) is already on the statement of deposit account ${theirs.id} `
+      )
     )
     assert.lengthOf(await db.from('statement_lines').where('deposit_account_id', mine.id), 1)
   })
@@ -376,6 +383,30 @@ test.group('statements are continuous', (group) => {
     const reversed = kbank(lines.slice(2).reverse())
     assert.equal((await importFile(account, reversed, 'kbank')).newLines, 1)
     assert.equal(await storedLines(), 4)
+  })
+
+  test('a file written newest first with several lines in its last minute: the next file continues from the last of them', async ({
+    assert,
+  }) => {
+    await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const at = DateTime.utc().minus({ hours: 3 }).startOf('minute')
+    // One minute, three transfers: stored newest first, so the last one has the smallest id.
+    const sameMinute: Array<[DateTime, number, string]> = [
+      [at, 100_00, '1,100.00'],
+      [at, 100_00, '1,200.00'],
+      [at, -50_00, '1,150.00'],
+    ]
+    assert.equal((await importFile(account, kbank([...sameMinute].reverse()), 'kbank')).newLines, 3)
+    const next: Array<[DateTime, number, string]> = [[at.plus({ minutes: 1 }), 25_00, '1,175.00']]
+    assert.equal((await importFile(account, kbank(next), 'kbank')).newLines, 1)
+    // A file that does not continue the last of them is still refused.
+    const gap: Array<[DateTime, number, string]> = [[at.plus({ minutes: 2 }), 25_00, '1,300.00']]
+    const error = await refusal(importFile(account, kbank(gap), 'kbank'))
+    assert.match(
+      error.message,
+      /opens at 1,275\.00 THB, where this account's statements closed at 1,175\.00 THB/
+    )
   })
 })
 
