@@ -57,6 +57,7 @@ export type ProblemKind =
   | 'printed_balance_drift'
   | 'transfer_stored_twice'
   | 'transfer_claimed_twice'
+  | 'claim_transfer_mismatch'
   | 'payout_debit_missing'
   | 'unbacked_receivable_posting'
 
@@ -890,6 +891,28 @@ async function transfersTwice(
         `claim ${row.id} (${of(row.path, row.platform_order_id)}) names the transfer ${row.trans_ref}, ` +
         `which is statement line #${row.line_id} of deposit account ${row.line_account}, taken by claim ` +
         `${row.taken_by} (${of(row.taken_path, row.taken_order)}): one transfer credited twice`,
+      depositAccountId: Number(row.deposit_account_id),
+    })
+  }
+
+  // A claim on a line names that line's transfer: a slip of another transfer
+  // approved on it (before claims carried their line's transfer) took a line
+  // that was not the slip's money, and the slip's transfer may be credited again.
+  const [mismatched] = await trx.rawQuery(
+    `SELECT c.id, c.path, c.trans_ref, c.deposit_account_id, l.id AS line_id, l.trans_ref AS line_ref
+       FROM receipt_claims c
+       JOIN statement_lines l ON l.id = c.statement_line_id AND ${BANK_REFERENCE('l')}
+      WHERE c.trans_ref IS NOT NULL AND c.reversed_at IS NULL AND NOT (UPPER(c.trans_ref) <=> UPPER(l.trans_ref))
+        ${scope ? 'AND c.deposit_account_id = ?' : ''}
+      ORDER BY c.id`,
+    scope ? [scope.depositAccountId] : []
+  )
+  for (const row of mismatched as Array<Record<string, any>>) {
+    problems.push({
+      kind: 'claim_transfer_mismatch',
+      detail:
+        `claim ${row.id} (${row.path}) names the transfer ${row.trans_ref}, but its statement line ` +
+        `#${row.line_id} is the bank's transfer ${row.line_ref}: check which transfer paid it`,
       depositAccountId: Number(row.deposit_account_id),
     })
   }

@@ -416,6 +416,28 @@ test.group('reconcile:verify against what the bank printed', (group) => {
     )
   })
 
+  test('a claim naming another transfer than its own line (a slip approved on the wrong line before claims carried their transfer) is named, exit 1', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ paymentFeeRateBps: 100 })
+    await createDepositAccount()
+    const order = await createPayment(who, '230.00')
+    const line = await receiveLine(order.depositAccountId, {
+      amount: order.transferAmount,
+      transRef: 'TXLINE1',
+    })
+    const claim = await db.from('receipt_claims').where('statement_line_id', line.id).firstOrFail()
+    await assertGreen(assert)
+
+    await db.from('receipt_claims').where('id', claim.id).update({ trans_ref: 'TXSLIP9' })
+    const [mismatch] = await assertRed(assert, 'claim_transfer_mismatch')
+    assert.equal(
+      mismatch.detail,
+      `claim ${claim.id} (match) names the transfer TXSLIP9, but its statement line #${line.id} ` +
+        "is the bank's transfer TXLINE1: check which transfer paid it"
+    )
+  })
+
   test('a payout marked successful by hand long ago without its debit line is named with who completed it', async ({
     assert,
   }) => {
