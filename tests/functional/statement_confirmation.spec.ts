@@ -7,6 +7,7 @@ import { importStatement } from '#reconciliation/actions/import_statement'
 import { verifyReconciliation } from '#reconciliation/verify'
 import { approveRequest } from '#approvals/actions/approve_request'
 import { rejectRequest } from '#approvals/actions/reject_request'
+import { expireDueApprovalRequests } from '#approvals/approval_requests'
 import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
 import { refusal } from '#tests/helpers/actions'
@@ -168,6 +169,28 @@ test.group('a statement imported by hand', (group) => {
     const again = await importFile(account, content, second.actor)
     assert.equal(again.newLines, 1)
     assert.isNotNull(again.confirmation)
+  })
+
+  test('nobody confirms it before the request expires: the worker’s sweep discards the file, and says why', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant({ paymentFeeRateBps: 150 })
+    await updatePlatforms({ fourEyesThreshold: 10_000 })
+    const account = await createDepositAccount()
+    const order = await createPayment(who, '2500.00')
+    const importer = await operatorActor('importer@example.test')
+
+    const summary = await importFile(account, creditFor(order, 'EXPIRE0001'), importer.actor)
+    assert.equal(await expireDueApprovalRequests(DateTime.utc().plus({ hours: 1 })), 0)
+    assert.equal(await expireDueApprovalRequests(DateTime.utc().plus({ days: 2 })), 1)
+    const imported = await db.from('statement_imports').where('id', summary.importId).first()
+    assert.equal(imported.status, 'discarded')
+    assert.equal(imported.discard_reason, 'nobody confirmed it before the request expired')
+    const [line] = await db.from('statement_lines').where('import_id', summary.importId)
+    assert.equal(line.status, 'discarded')
+    assert.equal((await PaymentOrder.findOrFail(order.id)).status, 'open')
+    const [audit] = await auditRows('statement.discard')
+    assert.include(audit.details, { import_id: summary.importId })
   })
 
   test('a transfer already on another account’s statement refuses the file, naming that account', async ({
