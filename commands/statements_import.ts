@@ -19,8 +19,11 @@ export default class StatementsImport extends BaseCommand {
   })
   declare account: number
 
-  @flags.string({ description: 'File layout: neutral (default) or kbank', default: 'neutral' })
-  declare layout: string
+  @flags.string({
+    description:
+      'File layout: neutral, kbank or kbiz; left out, it is recognised from the file (a KBiz export by its title), else neutral',
+  })
+  declare layout?: string
 
   @flags.boolean({ description: 'Print the summary as one JSON object' })
   declare json?: boolean

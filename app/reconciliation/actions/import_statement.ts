@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
-import { LAYOUTS, parseStatement, type StatementLayout } from '#reconciliation/layouts/index'
+import {
+  detectLayout,
+  LAYOUTS,
+  parseStatement,
+  type StatementLayout,
+} from '#reconciliation/layouts/index'
 import { StatementFormatError } from '#reconciliation/statement_line'
 import { refuseFutureLines } from '#reconciliation/future_statement_lines'
 import { matchImport, storeStatement, type ImportSummary } from '#reconciliation/statements'
@@ -51,7 +56,7 @@ export async function importStatement(
   actor: Actor
 ): Promise<ImportSummary & { confirmation: ApprovalRequest | null }> {
   const data = await validateInput(importStatementValidator, input, MESSAGES)
-  const layout = data.layout ?? 'neutral'
+  const layout = data.layout ?? detectLayout(data.content) ?? 'neutral'
   // Read, not locked: payment creation locks the account to reserve its slots
   // and must not wait for an import.
   const account = await DepositAccount.find(data.deposit_account_id)

@@ -9,19 +9,29 @@ import {
   StatementFormatError,
   type ParsedStatementLine,
 } from '#reconciliation/statement_line'
+import { KBIZ_TITLE, kbizLines, type StatementRow } from '#reconciliation/layouts/kbiz'
 
 /**
- * Statement file layouts (docs/reconciliation.md lists their columns): the
- * columns a file must have and how one CSV record becomes a line, or a
- * StatementFormatError naming the bad line (an import is all or nothing).
- * `lineNumber` is the record's physical line in the file: the header is
- * line 1, so the first data line is line 2; empty lines count too.
+ * Statement file layouts (docs/reconciliation.md lists their columns). A
+ * header layout names the columns a file must have and how one CSV record
+ * becomes a line, or a StatementFormatError naming the bad line (an import is
+ * all or nothing). `lineNumber` is the record's physical line in the file:
+ * the header is line 1, so the first data line is line 2; empty lines count
+ * too. A positional layout (kbiz) reads the file's rows by row and column
+ * itself.
  */
-interface Layout {
+interface HeaderLayout {
   name: string
   columns: string[]
   line(record: Record<string, string>, lineNumber: number): ParsedStatementLine
 }
+
+interface PositionalLayout {
+  name: string
+  rows(rows: AsyncIterable<StatementRow>): AsyncGenerator<ParsedStatementLine>
+}
+
+type Layout = HeaderLayout | PositionalLayout
 
 export const LAYOUTS = {
   neutral: { name: 'neutral', columns: ['date_time', 'direction', 'amount'], line: neutralLine },
@@ -30,6 +40,7 @@ export const LAYOUTS = {
     columns: ['date', 'time', 'description', 'withdrawal', 'deposit'],
     line: kbankLine,
   },
+  kbiz: { name: 'kbiz', rows: kbizLines },
 } as const satisfies Record<string, Layout>
 
 export type StatementLayout = keyof typeof LAYOUTS
@@ -58,33 +69,33 @@ export async function* parseStatement(
   source: string | Readable
 ): AsyncGenerator<ParsedStatementLine> {
   const definition: Layout = LAYOUTS[layout]
+  const byPosition = 'rows' in definition
   const input = typeof source === 'string' ? Readable.from(chunks(source)) : source
   const parser = input.pipe(
     parse({
       bom: true,
-      columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
-      skip_empty_lines: true,
+      columns: byPosition
+        ? false
+        : (header: string[]) => header.map((name) => name.trim().toLowerCase()),
+      // A positional layout counts rows as the bank wrote them, empty ones too.
+      skip_empty_lines: !byPosition,
       trim: true,
       relax_column_count: true,
       // Each record with where the parser stands: the file's line it ends on.
       info: true,
     })
   )
-  let first = true
-  const records = parser[Symbol.asyncIterator]() as AsyncIterator<{
-    record: Record<string, string>
-    info: { lines: number }
-  }>
+  const records = parser[Symbol.asyncIterator]() as AsyncIterator<ParsedRecord>
   try {
+    if (byPosition) {
+      yield* definition.rows(positionalRows(records))
+      return
+    }
+    let first = true
     for (;;) {
-      let next: IteratorResult<{ record: Record<string, string>; info: { lines: number } }>
-      try {
-        next = await records.next()
-      } catch (error) {
-        throw new StatementFormatError(`not a CSV file: ${(error as Error).message}`)
-      }
+      const next = await nextRecord(records)
       if (next.done) return
-      const { record, info } = next.value
+      const { record, info } = next.value as ParsedRecord<Record<string, string>>
       if (first) {
         requireColumns(record, definition)
         first = false
@@ -98,11 +109,46 @@ export async function* parseStatement(
   }
 }
 
+interface ParsedRecord<Cells = string[] | Record<string, string>> {
+  record: Cells
+  info: { lines: number }
+}
+
+/** The parser's next record; a CSV error is the file's. */
+async function nextRecord(records: AsyncIterator<ParsedRecord>) {
+  try {
+    return await records.next()
+  } catch (error) {
+    throw new StatementFormatError(`not a CSV file: ${(error as Error).message}`)
+  }
+}
+
+/** Records as cells by position, each with the file's line it starts on. */
+async function* positionalRows(records: AsyncIterator<ParsedRecord>): AsyncGenerator<StatementRow> {
+  for (;;) {
+    const next = await nextRecord(records)
+    if (next.done) return
+    const { record, info } = next.value as ParsedRecord<string[]>
+    yield { cells: record, lineNumber: physicalLine(record, info.lines) }
+  }
+}
+
+/**
+ * The layout a file's own content names, when it names one: a KBiz export
+ * opens with its title (after an optional BOM, perhaps quoted). Null for
+ * anything else: the caller's default applies.
+ */
+export function detectLayout(content: string): StatementLayout | null {
+  const start = content.charCodeAt(0) === 0xfeff ? 1 : 0
+  const firstCell = content.slice(start, start + 256).replace(/^\s*"?\s*/, '')
+  return firstCell.startsWith(KBIZ_TITLE) ? 'kbiz' : null
+}
+
 /**
  * The file's line a record starts on (1 = the header): the parser counts the
  * line it ends on, and a quoted value may hold line breaks of its own.
  */
-function physicalLine(record: Record<string, string>, endLine: number) {
+function physicalLine(record: string[] | Record<string, string>, endLine: number) {
   let breaks = 0
   for (const value of Object.values(record)) {
     for (let at = value.indexOf('\n'); at !== -1; at = value.indexOf('\n', at + 1)) breaks++
@@ -110,7 +156,7 @@ function physicalLine(record: Record<string, string>, endLine: number) {
   return endLine - breaks
 }
 
-function requireColumns(record: Record<string, string>, layout: Layout) {
+function requireColumns(record: Record<string, string>, layout: HeaderLayout) {
   const missing = layout.columns.filter((column) => !(column in record))
   if (missing.length > 0) {
     throw new StatementFormatError(`${layout.name} layout: missing column(s) ${missing.join(', ')}`)
