@@ -542,7 +542,7 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
     )
     assert.deepEqual(invalid.errors, [
       { field: 'deposit_account_id', message: 'deposit_account_id must be a number' },
-      { field: 'layout', message: 'layout must be one of: neutral, kbank' },
+      { field: 'layout', message: 'layout must be one of: neutral, kbank, kbiz' },
       { field: 'file_name', message: 'file_name is required' },
       { field: 'content', message: 'content is required: the file is empty' },
     ])
