@@ -7,7 +7,7 @@ import db from '@adonisjs/lucid/services/db'
 import type { BrowserContext } from 'playwright-core'
 import { GATEWAY_ZONE } from '#core/clock'
 import { formatThb } from '#core/money'
-import { closeBrowser } from '#tests/helpers/browser'
+import { closeBrowser, screenshot } from '#tests/helpers/browser'
 import { createPayment } from '#tests/helpers/decisions'
 import {
   createDepositAccount,
@@ -88,6 +88,7 @@ test.group('back-office statement upload: a KBiz export recognised (browser)', (
     )
     await page.selectOption('#field-deposit_account_id', String(account.id))
     await page.setInputFiles('#field-file', path)
+    await screenshot(page, 'statements-upload-kbiz')
     await Promise.all([
       page.waitForNavigation(),
       page.click('#statement-upload button[type=submit]'),
@@ -99,5 +100,6 @@ test.group('back-office statement upload: a KBiz export recognised (browser)', (
     const [imported] = await db.from('statement_imports')
     assert.equal(imported.layout, 'kbiz')
     assert.equal((await order.refresh()).status, 'unsettled_paid')
+    await screenshot(page, 'statement-import-kbiz')
   })
 })
