@@ -13,3 +13,9 @@ export const BULK_FILE = 'bulk_file'
 export function isAtTheBank(order: Pick<PayoutOrder, 'connector' | 'status'>) {
   return order.connector === BULK_FILE && order.status === 'pending'
 }
+
+/** isAtTheBank as a query condition, for whereNot (or where) on payout_orders. */
+export function atTheBankSql(query: { where(column: string, value: string): unknown }) {
+  query.where('connector', BULK_FILE)
+  query.where('status', 'pending')
+}

@@ -6,6 +6,7 @@ import { DEPOSIT_CREDIT_KINDS } from '#ledger/recipes'
 import { formatThb } from '#core/money'
 import { formatGatewayDateTime, gatewayDaySql, gatewayPeriodStarts } from '#core/clock'
 import type { Actor } from '#core/actor'
+import { bankReferenceSql } from '#reconciliation/receipts'
 
 /**
  * The ledger against the bank (docs/reconciliation.md, "Proving it"): what
@@ -129,12 +130,8 @@ const POSTED = (alias: string) => `${alias}.status NOT IN ('held', 'discarded')`
 const SIGNED = (alias: string) =>
   `IF(${alias}.direction = 'credit', ${alias}.amount, -${alias}.amount)`
 
-/**
- * A line whose trans_ref is the bank's transaction reference (its transfer's
- * identity), not a copy of the line's own reference (migration …130).
- */
-const BANK_REFERENCE = (alias: string) =>
-  `(${alias}.transfer_key LIKE 'ref|%' OR (${alias}.trans_ref IS NOT NULL AND NOT (${alias}.reference <=> ${alias}.trans_ref)))`
+/** A line whose trans_ref is the bank's transaction reference (receipts.ts, bankReferenceSql). */
+const BANK_REFERENCE = (alias: string) => `${bankReferenceSql(alias)} IS NOT NULL`
 
 /**
  * verifyReconciliation, recorded (reconciliation_runs) for the back-office:
@@ -902,7 +899,7 @@ async function transfersTwice(
     `SELECT c.id, c.path, c.trans_ref, c.deposit_account_id, l.id AS line_id, l.trans_ref AS line_ref
        FROM receipt_claims c
        JOIN statement_lines l ON l.id = c.statement_line_id AND ${BANK_REFERENCE('l')}
-      WHERE c.trans_ref IS NOT NULL AND c.reversed_at IS NULL AND NOT (UPPER(c.trans_ref) <=> UPPER(l.trans_ref))
+      WHERE c.trans_ref IS NOT NULL AND c.reversed_at IS NULL AND NOT (c.trans_ref <=> l.trans_ref)
         ${scope ? 'AND c.deposit_account_id = ?' : ''}
       ORDER BY c.id`,
     scope ? [scope.depositAccountId] : []

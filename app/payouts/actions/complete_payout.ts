@@ -15,7 +15,7 @@ import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
 import { withDeadlockRetry } from '#core/db_retry'
-import { BULK_FILE, isAtTheBank } from '#payouts/at_the_bank'
+import { atTheBankSql, isAtTheBank } from '#payouts/at_the_bank'
 
 /** A re-run after a lost COMMIT finds the order final (or the hold released) and changes nothing. */
 const IDEMPOTENT = { idempotent: true }
@@ -108,8 +108,8 @@ export async function releaseOverdueHolds(now = DateTime.utc(), batch = 500) {
         .whereIn('status', OPEN_PAYOUT_STATUSES)
         .where('hold_state', 'held')
         .where('hold_expires_at', '<=', now.toJSDate())
-        // Files at the bank keep their holds (isAtTheBank).
-        .whereNot((query) => query.where('connector', BULK_FILE).where('status', 'pending'))
+        // Files at the bank keep their holds.
+        .whereNot(atTheBankSql)
         .if(skip.length > 0, (query) => query.whereNotIn('id', skip))
         .orderBy('hold_expires_at')
         .limit(size)
