@@ -44,8 +44,7 @@ import {
 import { formatThb } from '#core/money'
 import { operatorActionsFor } from '#payments/payment_state'
 import { underlyingStatus } from '#payments/payment_rules'
-import { pendingRequestsOn } from '#review/approvals_query'
-import { decisionRights } from '#approvals/approval_rules'
+import { pendingRequestsFor } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { hasRole } from '#operators/roles'
@@ -101,22 +100,6 @@ async function paymentDecisions(order: OrderPage) {
     markPaidCodes: codeOptions(MARK_PAID_REASON_CODES),
     reverseCodes: codeOptions(REVERSE_CREDIT_REASON_CODES),
   }
-}
-
-/**
- * The live approval requests on the order, with what the signed-in operator
- * may do with each (decisionRights: the rules the server applies).
- */
-async function pendingOnOrder(operator: Operator, type: string, id: string) {
-  const pending = await pendingRequestsOn(type, id)
-  return pending.map((request) => ({
-    ...request,
-    may: decisionRights(operator, {
-      requestedBy: request.requested_by_id,
-      reviewedBy: request.reviewed_by_id,
-      approverRole: request.approver_role,
-    }),
-  }))
 }
 
 /** The reversal form's fields: a refusal on the order itself goes on top of the page. */
@@ -286,7 +269,7 @@ export default class OrdersController {
       refusal: session.flashMessages.get('actionRefusal') ?? null,
       pendingRequests:
         order.kind === 'payments'
-          ? await pendingOnOrder(operator, 'payment', order.platformOrderId)
+          ? await pendingRequestsFor(operator, 'payment', order.platformOrderId)
           : [],
       back: page,
       approveCodes: codeOptions(APPROVAL_APPROVE_REASON_CODES),

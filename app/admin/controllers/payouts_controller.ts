@@ -22,8 +22,7 @@ import {
   waitingPayouts,
 } from '#payouts/payouts_query'
 import { negativeBalanceMerchants } from '#merchants/negative_balance_query'
-import { pendingRequestsOn } from '#review/approvals_query'
-import { decisionRights } from '#approvals/approval_rules'
+import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import type Operator from '#operators/models/operator'
@@ -62,10 +61,6 @@ async function withFields<T>(fields: string[], work: () => Promise<T>) {
     )
   }
 }
-
-/** Reason codes as select options. */
-const codeOptions = (codes: readonly string[]) =>
-  codes.map((code) => ({ value: code, label: code }))
 
 /**
  * The release form names its reason field `release_reason` (the bank's
@@ -135,22 +130,15 @@ export default class PayoutsController {
     }
     const operator = auth.user as Operator
     // A release waiting for a second operator, with what this operator may do with it.
-    const pending = await pendingRequestsOn(payout.kind, payout.platform_order_id)
+    const pending = await pendingRequestsFor(operator, payout.kind, payout.platform_order_id)
     return view.render('admin/payouts/show', {
       payout,
       releasePending: pending.find((request) => request.action === RELEASE_REJECTED_ACTION) ?? null,
-      pendingRequests: pending.map((request) => ({
-        ...request,
-        may: decisionRights(operator, {
-          requestedBy: request.requested_by_id,
-          reviewedBy: request.reviewed_by_id,
-          approverRole: request.approver_role,
-        }),
-      })),
+      pendingRequests: pending,
       refusal: session.flashMessages.get('actionRefusal') ?? null,
       back: `/admin/payouts/${encodeURIComponent(payout.platform_order_id)}`,
-      approveCodes: codeOptions(APPROVAL_APPROVE_REASON_CODES),
-      rejectCodes: codeOptions(APPROVAL_REJECT_REASON_CODES),
+      approveCodes: reasonOptions(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: reasonOptions(APPROVAL_REJECT_REASON_CODES),
     })
   }
 

@@ -6,8 +6,7 @@ import { configurePlatform } from '#merchants/actions/configure_platform'
 import { platformSnapshot } from '#merchants/platform_rules'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
-import { pendingRequestsOn } from '#review/approvals_query'
-import { decisionRights } from '#approvals/approval_rules'
+import { pendingRequestsFor } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { formatThb } from '#core/money'
@@ -59,19 +58,12 @@ export default class PlatformsController {
     const platform = await Platform.findBy('code', String(params.code))
     if (!platform) throw ActionError.notFound('code', `no platform "${params.code}"`)
     const operator = auth.user as Operator
-    const pending = await pendingRequestsOn('platform', platform.code)
+    const pending = await pendingRequestsFor(operator, 'platform', platform.code)
     return view.render('admin/platforms/show', {
       platform: platformSnapshot(platform),
       /** "50,000.00" THB, or null: four eyes never required. */
       threshold: platform.fourEyesThreshold === null ? null : formatThb(platform.fourEyesThreshold),
-      pending: pending.map((request) => ({
-        ...request,
-        may: decisionRights(operator, {
-          requestedBy: request.requested_by_id,
-          reviewedBy: request.reviewed_by_id,
-          approverRole: request.approver_role,
-        }),
-      })),
+      pending,
       back: `/admin/platforms/${platform.code}`,
       approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
       rejectCodes: options(APPROVAL_REJECT_REASON_CODES),

@@ -23,8 +23,7 @@ import { depositAccountChoices } from '#reconciliation/statements_query'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
 import { AlreadyDone } from '#core/already_done'
-import { pendingRequestsOn } from '#review/approvals_query'
-import { decisionRights } from '#approvals/approval_rules'
+import { pendingRequestsFor } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { ActionError } from '#core/validation'
@@ -142,18 +141,10 @@ export default class StatementLinesController {
     if (!found) throw ActionError.notFound('id', `No statement line ${params.id}`)
     const operator = auth.user as Operator
     // The live requests on the line, with what this operator may do (the server's own rules).
-    const pending = await pendingRequestsOn('statement_line', String(found.line.id))
     return view.render('admin/review/line', {
       ...found,
       refusal: session.flashMessages.get('actionRefusal') ?? null,
-      pendingRequests: pending.map((request) => ({
-        ...request,
-        may: decisionRights(operator, {
-          requestedBy: request.requested_by_id,
-          reviewedBy: request.reviewed_by_id,
-          approverRole: request.approver_role,
-        }),
-      })),
+      pendingRequests: await pendingRequestsFor(operator, 'statement_line', String(found.line.id)),
       back: `/admin/review/lines/${found.line.id}`,
       approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
       rejectCodes: options(APPROVAL_REJECT_REASON_CODES),

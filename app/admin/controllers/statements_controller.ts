@@ -9,8 +9,7 @@ import {
   statementImportPage,
   statementImports,
 } from '#reconciliation/statements_query'
-import { pendingRequestsOn } from '#review/approvals_query'
-import { decisionRights } from '#approvals/approval_rules'
+import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import type Operator from '#operators/models/operator'
@@ -66,10 +65,8 @@ export default class StatementsController {
     const waiting = statementImport.status === 'awaiting_confirmation'
     // The confirmation request, with what this operator may do (the server's own rules).
     const pending = waiting
-      ? await pendingRequestsOn('statement_import', String(statementImport.id))
+      ? await pendingRequestsFor(operator, 'statement_import', String(statementImport.id))
       : []
-    const options = (codes: readonly string[]) =>
-      codes.map((code) => ({ value: code, label: code.replaceAll('_', ' ') }))
     return view.render('admin/statements/import', {
       ...found,
       query: (to: number) => new URLSearchParams({ page: String(to) }).toString(),
@@ -78,17 +75,10 @@ export default class StatementsController {
           ? null
           : await confirmationFacts(statementImport.id, statementImport.deposit_account_id),
       refusal: session.flashMessages.get('actionRefusal') ?? null,
-      pendingRequests: pending.map((pendingRequest) => ({
-        ...pendingRequest,
-        may: decisionRights(operator, {
-          requestedBy: pendingRequest.requested_by_id,
-          reviewedBy: pendingRequest.reviewed_by_id,
-          approverRole: pendingRequest.approver_role,
-        }),
-      })),
+      pendingRequests: pending,
       back: `/admin/statements/imports/${statementImport.id}`,
-      approveCodes: options(APPROVAL_APPROVE_REASON_CODES),
-      rejectCodes: options(APPROVAL_REJECT_REASON_CODES),
+      approveCodes: reasonOptions(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: reasonOptions(APPROVAL_REJECT_REASON_CODES),
     })
   }
 
