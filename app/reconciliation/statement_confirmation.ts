@@ -1,5 +1,8 @@
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
-import { needsFourEyes } from '#approvals/approval_requests'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import { needsFourEyes, openApprovalRequest } from '#approvals/approval_requests'
+import { formatThb } from '#core/money'
+import type { Actor } from '#core/actor'
 import { findCandidates, judgeLine, LINE_COLUMNS, toLineRow } from '#reconciliation/match_line'
 
 /**
@@ -92,7 +95,7 @@ export async function whatTheFileMoves(
 }
 
 /** Whether any platform has a four-eyes threshold: without one, no file needs confirming. */
-export async function anyFourEyesThreshold(client: QueryClientContract) {
+async function anyFourEyesThreshold(client: QueryClientContract) {
   return Boolean(
     await client.from('platforms').whereNotNull('four_eyes_threshold').select('id').first()
   )
@@ -163,17 +166,47 @@ export async function movesByPlatform(
 }
 
 /**
+ * At import, in its transaction, before its bank postings: a file whose
+ * lines would move more than some platform's threshold is held
+ * (holdImport) and its `statement.confirm` request opened. Returns the
+ * request, or null when the file runs at once. The forecast judges the
+ * lines a second time, so it runs only where a threshold could hold a file.
+ */
+export async function holdAboveThreshold(
+  trx: TransactionClientContract,
+  importId: number,
+  fileName: string,
+  actor: Actor
+): Promise<ApprovalRequest | null> {
+  if (!(await anyFourEyesThreshold(trx))) return null
+  const effects = await whatTheFileMoves(trx, importId, 'new')
+  const above = (await movesByPlatform(trx, effects)).filter((platform) => platform.aboveThreshold)
+  if (above.length === 0) return null
+  const amount = effects.reduce((sum, effect) => sum + effect.amount, 0)
+  await holdImport(trx, importId, amount)
+  return openApprovalRequest(trx, {
+    action: 'statement.confirm',
+    target: { type: 'statement_import', id: String(importId), amount, reviewedBy: null },
+    input: { statement_import_id: importId },
+    prepared: null,
+    actor,
+    reason: {
+      code: null,
+      comment: `${fileName} would move ${above
+        .map((platform) => `${formatThb(platform.amount)} THB on ${platform.platform}`)
+        .join(', ')}, above the four-eyes threshold`,
+    },
+  })
+}
+
+/**
  * Holds an import's lines until a second operator confirms the file: in
  * the import's transaction, before its bank postings (which are not
  * written: the ledger's bank account follows confirmed files only). A
  * verdict stored while the lines were inserted is forgotten; confirming
  * judges every line again.
  */
-export async function holdImport(
-  trx: TransactionClientContract,
-  importId: number,
-  movesAmount: number
-) {
+async function holdImport(trx: TransactionClientContract, importId: number, movesAmount: number) {
   await trx
     .from('statement_lines')
     .where('import_id', importId)

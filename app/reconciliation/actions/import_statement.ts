@@ -15,16 +15,9 @@ import { recordAudit } from '#core/audit'
 import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
 import { withDeadlockRetry } from '#core/db_retry'
 import { ActionError, validateInput } from '#core/validation'
-import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
-import { openApprovalRequest } from '#approvals/approval_requests'
 import type ApprovalRequest from '#approvals/models/approval_request'
-import {
-  anyFourEyesThreshold,
-  holdImport,
-  movesByPlatform,
-  whatTheFileMoves,
-} from '#reconciliation/statement_confirmation'
+import { holdAboveThreshold } from '#reconciliation/statement_confirmation'
 
 export const importStatementValidator = vine.compile(
   vine.object({
@@ -88,33 +81,8 @@ export async function importStatement(
           judge: true,
           // One person's file: above a platform's threshold, a second operator confirms it.
           hold: async (client, importId) => {
-            // The forecast judges the lines a second time: only where a threshold could hold the file.
-            if (!(await anyFourEyesThreshold(client))) return false
-            const effects = await whatTheFileMoves(client, importId, 'new')
-            const platforms = await movesByPlatform(client, effects)
-            if (!platforms.some((platform) => platform.aboveThreshold)) return false
-            const amount = effects.reduce((sum, effect) => sum + effect.amount, 0)
-            await holdImport(client, importId, amount)
-            confirmation = await openApprovalRequest(client, {
-              action: 'statement.confirm',
-              target: {
-                type: 'statement_import',
-                id: String(importId),
-                amount,
-                reviewedBy: null,
-              },
-              input: { statement_import_id: importId },
-              prepared: null,
-              actor,
-              reason: {
-                code: null,
-                comment: `${data.file_name} would move ${platforms
-                  .filter((platform) => platform.aboveThreshold)
-                  .map((platform) => `${formatThb(platform.amount)} THB on ${platform.platform}`)
-                  .join(', ')}, above the four-eyes threshold`,
-              },
-            })
-            return true
+            confirmation = await holdAboveThreshold(client, importId, data.file_name, actor)
+            return confirmation !== null
           },
         })
         await recordAudit(trx, actor, {
