@@ -112,5 +112,10 @@ if (shards > 1) {
     shards,
   })
 } else {
+  // Mail goes over real SMTP to a server in this process (tests/helpers/mailbox.ts).
+  const { startMailbox } = await import('../tests/helpers/mailbox.js')
+  process.env.MAIL_MAILER = 'smtp'
+  process.env.SMTP_HOST = '127.0.0.1'
+  process.env.SMTP_PORT = String(await startMailbox())
   runJapa()
 }

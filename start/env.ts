@@ -110,4 +110,12 @@ export default await Env.create(new URL('../', import.meta.url), {
   SLIP_RECHECK_MAX_AGE_DAYS: Env.schema.number.optional(),
   RECEIVABLE_WINDOW_HOURS: Env.schema.number.optional(),
   STATEMENT_CLOCK_SKEW_SECONDS: Env.schema.number.optional(),
+  // Mail to operators (enrolment links, notices to admins): smtp, or log (development).
+  MAIL_MAILER: Env.schema.enum.optional(['smtp', 'log'] as const),
+  MAIL_FROM: Env.schema.string.optional(),
+  SMTP_HOST: Env.schema.string.optional({ format: 'host' }),
+  SMTP_PORT: Env.schema.number.optional(),
+  SMTP_SECURE: Env.schema.boolean.optional(),
+  SMTP_USERNAME: Env.schema.string.optional(),
+  SMTP_PASSWORD: Env.schema.secret.optional(),
 })

@@ -55,6 +55,20 @@ export interface ApprovableAction<Data = any, Prepared extends { target: Approva
   approverRole: OperatorRole
   /** In words, for the queue: "mark payment … successful". */
   describe(data: Data): string
+  /**
+   * A money-directing change (where money goes, who may decide): every admin
+   * is notified when a request opens (app/notifications), and the card
+   * shows the change's before and after.
+   */
+  sensitive?: boolean
+  /**
+   * The values the request would change, now and as asked, for the request
+   * card; computed once, when the request opens, from the locked target.
+   */
+  change?(
+    data: Data,
+    prepared: Prepared
+  ): { before: Record<string, unknown>; after: Record<string, unknown> }
   validate(input: Record<string, unknown>): Promise<Data>
   /** `actor`: who asks (opening) or approves (the re-check). */
   prepare(trx: TransactionClientContract, data: Data, actor: Actor): Promise<Prepared>

@@ -10,6 +10,7 @@ import { ActionError } from '#core/validation'
 import { AlreadyDone, atWhen, byWhom } from '#core/already_done'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import { formatAmount } from '#core/money'
+import { notify } from '#notifications/notifications'
 
 /** Whether acting on `amount` satang needs a second operator (threshold null: never). */
 export function needsFourEyes(threshold: number | null, amount: number) {
@@ -123,6 +124,7 @@ export async function openApprovalRequest(trx: TransactionClientContract, open: 
   const live = await livePendingRequest(trx, entry.kind, open.target, now)
   if (live) throw pendingRefusal(live, null, open.actor)
 
+  const change = entry.change?.(open.input as never, open.prepared as never) ?? null
   let request: ApprovalRequest
   try {
     request = await ApprovalRequest.create(
@@ -141,6 +143,8 @@ export async function openApprovalRequest(trx: TransactionClientContract, open: 
         reasonCode: open.reason.code ?? null,
         comment: open.reason.comment ?? null,
         expiresAt: now.plus({ hours: adminConfig.approvals.expiryHours }),
+        changeBefore: change?.before ?? null,
+        changeAfter: change?.after ?? null,
       },
       { client: trx }
     )
@@ -168,8 +172,19 @@ export async function openApprovalRequest(trx: TransactionClientContract, open: 
       describe: entry.describe(open.input),
       input: open.input,
       reviewed_by: request.reviewedBy,
+      ...(change ? { change } : {}),
     },
   })
+  if (entry.sensitive) {
+    await notify(trx, {
+      kind: 'request',
+      action: entry.name,
+      summary: `${open.actor.name.replace(/^operator:/, '')} asks to ${entry.describe(open.input)} (approval request #${request.id})`,
+      actor: open.actor,
+      target: { type: request.targetType, id: request.targetId },
+      approvalRequestId: request.id,
+    })
+  }
   return request
 }
 

@@ -92,6 +92,14 @@ export default class ApprovalRequest extends BaseModel {
   @column(json)
   declare result: Record<string, unknown> | null
 
+  /** A money-directing change: the values when it was asked, as the card shows them. */
+  @column(json)
+  declare changeBefore: Record<string, unknown> | null
+
+  /** ...and the values asked for. */
+  @column(json)
+  declare changeAfter: Record<string, unknown> | null
+
   @dateTimeColumn()
   declare expiresAt: DateTime
 
