@@ -95,7 +95,7 @@ export async function unacknowledgedFor(operatorId: number, limit = 20) {
       .whereNull('a.notification_id')
       .where('n.created_at', '>=', since)
   const [rows, count] = await Promise.all([
-    base().orderBy('n.id', 'desc').limit(limit).select('n.*'),
+    limit > 0 ? base().orderBy('n.id', 'desc').limit(limit).select('n.*') : [],
     base().count('* as total').first(),
   ])
   return { rows: rows.map(toView), total: Number(count?.total ?? 0) }

@@ -38,7 +38,41 @@ function approverRoleOf(action: string): OperatorRole {
   return findApprovableAction(action)?.approverRole ?? 'admin'
 }
 
+/**
+ * A money-directing change's fields, the values when it was asked and the
+ * ones asked (approval_requests.change_before / change_after), for the card.
+ */
+export function requestChange(row: Record<string, any>) {
+  if (row.change_before === null && row.change_after === null) return null
+  if (row.change_before === undefined && row.change_after === undefined) return null
+  const before = json(row.change_before)
+  const after = json(row.change_after)
+  const shown = (value: unknown) =>
+    value === null || value === undefined || value === ''
+      ? '—'
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value)
+  const names = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+  return {
+    fields: names.map((name) => ({
+      name,
+      before: shown(before[name]),
+      after: shown(after[name]),
+      changed: shown(before[name]) !== shown(after[name]),
+    })),
+  }
+}
+
+const TARGET_PAGES: Record<string, (id: string) => string> = {
+  deposit_account: (id) => `/admin/deposit-accounts/${encodeURIComponent(id)}`,
+  merchant: (id) => `/admin/merchants/${encodeURIComponent(id)}`,
+  operator: () => `/admin/operators`,
+}
+
 function targetHref(row: Record<string, any>) {
+  const page = TARGET_PAGES[String(row.target_type)]
+  if (page) return page(String(row.target_id))
   if (row.target_type === 'payment') return `/admin/orders/${row.target_id}`
   if (row.target_type === 'platform') return `/admin/platforms/${row.target_id}`
   if (row.target_type === 'statement_line') return `/admin/review/lines/${row.target_id}`
@@ -303,6 +337,7 @@ export async function pendingApprovals(filter: QueueFilter) {
         holder_id: holder?.operatorId ?? null,
         receipt: receipts[index],
         facts: facts[index],
+        change: requestChange(row),
         frozen: frozen[index],
       }
     }),
@@ -341,6 +376,7 @@ export async function pendingRequestsOn(targetType: string, targetId: string) {
       age: ageLabel(since),
       age_class: ageClass(since),
       expires: formatGatewayDateTime(new Date(row.expires_at)),
+      change: requestChange(row),
     }
   })
 }

@@ -2,7 +2,7 @@ import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import Operator from '#operators/models/operator'
 import PaymentOrder from '#payments/models/payment_order'
-import { encryptTotpSecret, newTotpSecret, totpCode } from '#operators/totp'
+import { encryptTotpSecret, newTotpSecret } from '#operators/totp'
 import { freezePayment } from '#payments/actions/freeze_payment'
 import { unfreezePayment } from '#payments/actions/unfreeze_payment'
 import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
@@ -10,8 +10,8 @@ import { reviewSlip } from '#slips/actions/review_slip'
 import { AlreadyDone } from '#core/already_done'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError } from '#core/validation'
-import { rawRequest, type RawResponse } from '#tests/helpers/http'
-import { createOperatorWithPassword, PASSWORD } from '#tests/helpers/admin'
+import { AdminSession } from '#tests/helpers/admin_session'
+import { createOperatorWithPassword } from '#tests/helpers/admin'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
   createDepositAccount,
@@ -39,71 +39,6 @@ const PAID = { reason_code: 'seen_on_statement', comment: 'credit seen in the KB
 
 /** "HH:MM" of an instant in Bangkok time. */
 const hhmm = (at: DateTime) => formatGatewayDateTime(at)!.slice(11, 16)
-
-/** A back-office session over plain HTTPS requests: its cookies, and its CSRF token. */
-class AdminSession {
-  private cookies = new Map<string, string>()
-
-  private cookieHeader() {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
-  }
-
-  private keep(response: RawResponse) {
-    const set = response.headers['set-cookie']
-    for (const line of [set ?? []].flat()) {
-      const [pair] = line.split(';')
-      const at = pair.indexOf('=')
-      this.cookies.set(pair.slice(0, at).trim(), pair.slice(at + 1).trim())
-    }
-    return response
-  }
-
-  async get(path: string) {
-    return this.keep(
-      await rawRequest(path, { method: 'GET', headers: { cookie: this.cookieHeader() } })
-    )
-  }
-
-  async post(path: string, form: Record<string, string>, csrf: string) {
-    return this.keep(
-      await rawRequest(path, {
-        method: 'POST',
-        headers: {
-          'cookie': this.cookieHeader(),
-          'content-type': 'application/x-www-form-urlencoded',
-        },
-        body: new URLSearchParams({ _csrf: csrf, ...form }).toString(),
-      })
-    )
-  }
-
-  /** The CSRF token of a page's first form. */
-  static csrfOf(page: RawResponse) {
-    const token = /name=["']_csrf["'] value=["']([^"']+)["']/.exec(page.text)?.[1]
-    if (!token) throw new Error(`no CSRF token on the page (${page.status})`)
-    return token
-  }
-
-  /** Signs in an operator whose password and TOTP secret are known: both steps. */
-  static async signIn(email: string, secret: string) {
-    const session = new AdminSession()
-    const login = await session.get('/admin/login')
-    const step1 = await session.post(
-      '/admin/login',
-      { email, password: PASSWORD },
-      AdminSession.csrfOf(login)
-    )
-    if (step1.headers.location !== '/admin/login/code') throw new Error('password step refused')
-    const codePage = await session.get('/admin/login/code')
-    const step2 = await session.post(
-      '/admin/login/code',
-      { code: totpCode(secret) },
-      AdminSession.csrfOf(codePage)
-    )
-    if (step2.headers.location !== '/admin') throw new Error('second factor refused')
-    return session
-  }
-}
 
 /**
  * An operator with a password and a second factor, signed in over HTTP in

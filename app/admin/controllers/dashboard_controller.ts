@@ -3,6 +3,9 @@ import Platform from '#merchants/models/platform'
 import Merchant from '#merchants/models/merchant'
 import { dashboardData } from '#dashboard/dashboard_query'
 import { presentDashboard } from '#dashboard/dashboard_view'
+import type Operator from '#operators/models/operator'
+import { unacknowledgedFor } from '#notifications/notifications'
+import { presentNotice } from '#admin/notices_view'
 
 /** A select's value when it names one of `ids`; anything else means "all". */
 function chosenId(value: unknown, ids: number[]): number | null {
@@ -17,7 +20,13 @@ function chosenId(value: unknown, ids: number[]): number | null {
  * and reloaded; it only reads, so every role may use it.
  */
 export default class DashboardController {
-  async index({ request, view }: HttpContext) {
+  async index({ request, view, auth }: HttpContext) {
+    const operator = auth.user as Operator
+    // Admins first see what another admin asked or did to where money goes.
+    const notices =
+      operator.role === 'admin'
+        ? (await unacknowledgedFor(operator.id, 10)).rows.map(presentNotice)
+        : []
     const platforms = await Platform.query().orderBy('name').orderBy('id')
     const platformId = chosenId(
       request.input('platform'),
@@ -33,9 +42,9 @@ export default class DashboardController {
       merchants.map((merchant) => merchant.id)
     )
     const data = await dashboardData(undefined, { platformId, merchantId })
-    return view.render(
-      'admin/dashboard',
-      presentDashboard(data, {
+    return view.render('admin/dashboard', {
+      notices,
+      ...presentDashboard(data, {
         platforms: platforms.map((platform) => ({ id: platform.id, name: platform.name })),
         merchants: merchants.map((merchant) => ({
           id: merchant.id,
@@ -44,7 +53,7 @@ export default class DashboardController {
         })),
         platformId,
         merchantId,
-      })
-    )
+      }),
+    })
   }
 }
