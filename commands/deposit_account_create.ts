@@ -4,6 +4,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 /**
  * Ace adapter of the create-deposit-account action (the back-office uses the
  * same one): flags become the action's fields, its refusals are printed.
+ * From the server the account is added at once (in the back-office it waits
+ * for a second admin) and the use is recorded as break-glass: an audit row
+ * and a notice to every admin.
  */
 export default class DepositAccountCreate extends BaseCommand {
   static commandName = 'deposit-account:create'
@@ -86,10 +89,12 @@ export default class DepositAccountCreate extends BaseCommand {
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {
-      const account = await createDepositAccount(
+      const { account, request } = await createDepositAccount(
         { ...depositAccountInputFromOptions(this), active: this.inactive ? false : undefined },
         cliActor()
       )
+      // From the shell it is never a request; kept exhaustive for the types.
+      if (!account) throw new Error(`approval request #${request.id} opened`)
       if (this.json) {
         console.log(JSON.stringify(presentDepositAccount(account)))
         return
@@ -101,6 +106,9 @@ export default class DepositAccountCreate extends BaseCommand {
           (account.active ? '' : ', inactive')
       )
       console.log(`id: ${account.id}`)
+      this.logger.warning(
+        'Recorded as a break-glass use (added from the server, without a second admin): every admin is notified'
+      )
     })
   }
 }

@@ -5,7 +5,10 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * Ace adapter of the update-deposit-account action. Only the options given
  * change; --no-<option> (or the value "none") clears an optional one: a limit
  * becomes unlimited. Ace hands such flags over as `false` (they allow an
- * empty value), which the action reads as "clear".
+ * empty value), which the action reads as "clear". From the server the
+ * whole change applies at once; a change beyond a stop (deactivating,
+ * lowering a limit), which the back-office sends to a second admin, is
+ * recorded as a break-glass use and notified to every admin.
  */
 export default class DepositAccountUpdate extends BaseCommand {
   static commandName = 'deposit-account:update'
@@ -104,7 +107,7 @@ export default class DepositAccountUpdate extends BaseCommand {
       return
     }
     await runAction(this, async () => {
-      const { account, changed } = await updateDepositAccount(
+      const { account, changed, breakGlass } = await updateDepositAccount(
         {
           id: this.id,
           ...depositAccountInputFromOptions(this),
@@ -123,6 +126,11 @@ export default class DepositAccountUpdate extends BaseCommand {
           `(${describeTarget(account)}) limits ${describeLimits(account)} priority ${account.priority} ` +
           (account.active ? 'active' : 'inactive')
       )
+      if (breakGlass) {
+        this.logger.warning(
+          'Recorded as a break-glass use (changed from the server, without a second admin): every admin is notified'
+        )
+      }
     })
   }
 }

@@ -3,7 +3,7 @@ import type { FieldContext } from '@vinejs/vine/types'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { isBankCode } from '#core/banks'
-import { formatAmount } from '#core/money'
+import { formatAmount, formatThb } from '#core/money'
 import { ActionError, clearable, onOff, thbAmount, type FieldError } from '#core/validation'
 import { normalizeProxy } from '#payments/promptpay_qr'
 import { depositProvider } from '#payments/providers/registry'
@@ -573,4 +573,140 @@ export function depositAccountInputFromOptions(
       options[option as keyof typeof COMMAND_OPTIONS],
     ])
   )
+}
+
+/*
+ * Four eyes on the pool (docs/decisions.md, "Four eyes: the deposit-account
+ * pool"): a change that could send customers' money somewhere else, or more
+ * of it to an account, waits for a second admin; one that can only stop
+ * money applies at once.
+ */
+
+type Snapshot = ReturnType<typeof depositAccountSnapshot>
+type SnapshotField = keyof Snapshot
+
+/** Limits whose lower value (or a value where there was none: unlimited) takes fewer orders. */
+const CEILINGS: readonly string[] = [
+  'max_amount',
+  'hourly_count_limit',
+  'hourly_amount_limit',
+  'daily_count_limit',
+  'daily_amount_limit',
+  'max_adjustment',
+]
+
+/**
+ * Whether changing `field` of an account from `before` to `after` (snapshot
+ * values) can only stop money: deactivating it, raising its smallest order
+ * amount, lowering a limit or setting one where there was none. Everything
+ * else (where money goes, who it is shown to, priority, group, a higher or
+ * removed limit, activating) is a change for a second admin.
+ */
+export function onlyStopsMoney(field: string, before: unknown, after: unknown) {
+  if (field === 'active') return after === false
+  if (field === 'min_amount') return Number(after) > Number(before)
+  if (CEILINGS.includes(field)) {
+    return after !== null && (before === null || Number(after) < Number(before))
+  }
+  return false
+}
+
+/** `base` with the named fields (input names) taken from `from`. */
+export function withFields(
+  base: DepositAccountAttributes,
+  from: DepositAccountAttributes,
+  fields: readonly string[]
+): DepositAccountAttributes {
+  const next = attributesOf(base)
+  for (const field of fields) {
+    const property = PROPERTIES[field as Field]
+    if (property) (next as Record<string, unknown>)[property] = from[property]
+  }
+  return next
+}
+
+/**
+ * The named fields of an account as the actions' input takes them again
+ * (amounts as THB text, "none" for a cleared setting): what an approval
+ * request stores, validated again when it is approved.
+ */
+export function storedInputOf(account: DepositAccountAttributes, fields: readonly string[]) {
+  const snapshot = depositAccountSnapshot(account)
+  return Object.fromEntries(
+    fields.map((field) => {
+      const value = snapshot[field as SnapshotField]
+      return [field, value === null ? 'none' : value]
+    })
+  )
+}
+
+/**
+ * The named fields of an account as the request card shows them: THB as
+ * "50,000.00", "unlimited" for a limit not set, on/off, JSON settings as
+ * text. Fields without a value (a PromptPay id on a transfer account) are
+ * left out unless `keepEmpty`.
+ */
+export function displayAccountFields(
+  account: DepositAccountAttributes,
+  fields: readonly string[],
+  keepEmpty = true
+) {
+  const amount = (satang: number | null) => (satang === null ? null : formatThb(satang))
+  const values: Record<string, unknown> = {
+    deposit_group: account.depositGroup,
+    channel: account.channel,
+    bank: account.bank,
+    account_no: account.accountNo,
+    account_name: account.accountName,
+    promptpay_id: account.promptpayId,
+    biller_id: account.billerId,
+    provider: account.provider,
+    provider_config: account.providerConfig ? JSON.stringify(account.providerConfig) : null,
+    min_amount: formatThb(account.minAmount),
+    max_amount: amount(account.maxAmount),
+    hourly_count_limit: account.hourlyCountLimit,
+    hourly_amount_limit: amount(account.hourlyAmountLimit),
+    daily_count_limit: account.dailyCountLimit,
+    daily_amount_limit: amount(account.dailyAmountLimit),
+    max_adjustment: account.maxAdjustment,
+    priority: account.priority,
+    active: account.active ? 'on' : 'off',
+  }
+  const shown: Record<string, unknown> = {}
+  for (const field of fields) {
+    const value = values[field]
+    if (value === null || value === undefined) {
+      if (!keepEmpty) continue
+      shown[field] = CEILINGS.includes(field) ? 'unlimited' : 'none'
+    } else {
+      shown[field] = value
+    }
+  }
+  return shown
+}
+
+/** Every field of an account, in the order the forms show them. */
+export const ACCOUNT_FIELD_NAMES: readonly string[] = Object.keys(PROPERTIES)
+
+/**
+ * What identifies an account not yet in the pool, for its approval request
+ * (one pending request per new account): channel, bank account and where
+ * the money goes ("qr KBANK 1234567890 0812345678").
+ */
+export function newAccountKey(account: DepositAccountAttributes) {
+  const where =
+    account.channel === 'qr'
+      ? (account.promptpayId ?? account.billerId)
+      : account.channel === 'external'
+        ? account.provider
+        : null
+  return [account.channel, account.bank, account.accountNo, where]
+    .filter(Boolean)
+    .join(' ')
+    .slice(0, 64)
+}
+
+/** "qr KBANK 1234567890 (promptpay 0812345678) in group shop-pool", for messages. */
+export function describeNewAccount(account: DepositAccountAttributes) {
+  return `${account.channel} ${account.bank} ${account.accountNo} (${describeTarget(account)}) in group ${account.depositGroup}`
 }

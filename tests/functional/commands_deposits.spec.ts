@@ -166,8 +166,11 @@ test.group('deposit-account commands', (group) => {
       [
         ['deposit_account.create', String(id)],
         ['deposit_account.create', String(transfer.id)],
+        // Beyond a stop from the server (a limit removed, a biller id, activating): break-glass.
         ['deposit_account.update', String(id)],
+        ['break_glass.use', String(id)],
         ['deposit_account.update', String(id)],
+        ['break_glass.use', String(id)],
       ]
     )
     for (const entry of audits) assert.match(entry.actor, /^cli:/)
@@ -287,16 +290,16 @@ test.group('deposit-account commands', (group) => {
     assert.equal(printed.code, 1, printed.output)
     for (const { message } of expected.errors) assert.include(printed.output, message)
 
-    const created = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
+    const { account: created } = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
     const update = await refusal(
       updateDepositAccountAction(
-        { id: created.id, min_amount: '600', max_amount: '500' },
+        { id: created!.id, min_amount: '600', max_amount: '500' },
         cliActor()
       )
     )
     const updated = await ace(
       'deposit-account:update',
-      String(created.id),
+      String(created!.id),
       '--min=600',
       '--max=500'
     )
@@ -308,12 +311,12 @@ test.group('deposit-account commands', (group) => {
   test('deposit-account:maintenance schedules, lists and cancels windows, audited', async ({
     assert,
   }) => {
-    const account = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
+    const { account } = await createDepositAccountAction({ ...QR_FIELDS }, cliActor())
     const inTwoHours = DateTime.now().setZone('Asia/Bangkok').plus({ hours: 2 })
     const scheduled = await ace(
       'deposit-account:maintenance',
       'schedule',
-      `--account=${account.id}`,
+      `--account=${account!.id}`,
       `--to=${inTwoHours.toFormat('yyyy-LL-dd HH:mm')}`,
       '--reason=KBANK app upgrade',
       '--json'
@@ -321,7 +324,7 @@ test.group('deposit-account commands', (group) => {
     assert.equal(scheduled.code, 0, scheduled.output)
     const window = lastJson(scheduled)
     assert.deepInclude(window, {
-      deposit_account_id: account.id,
+      deposit_account_id: account!.id,
       bank: null,
       to: `${inTwoHours.toFormat('yyyy-LL-dd HH:mm')}:00`,
       reason: 'KBANK app upgrade',
@@ -347,7 +350,7 @@ test.group('deposit-account commands', (group) => {
       ]
     )
     const table = await ace('deposit-account:maintenance', 'list')
-    assert.include(table.stdout, `deposit account ${account.id}`)
+    assert.include(table.stdout, `deposit account ${account!.id}`)
     assert.include(table.stdout, 'every SCB account')
 
     const cancelled = await ace(

@@ -14,7 +14,14 @@ import { byField, refusal } from '#tests/helpers/actions'
  * proxy would give two merchants' orders byte-identical QR codes.
  */
 
+/** Neither the back-office nor the shell: the pool's rules applied directly. */
 const OPERATOR: Actor = { name: 'operator:ops@example.test' }
+
+/** The account a direct create adds. */
+async function addAccount(input: Record<string, unknown>, actor: Actor) {
+  const { account } = await createDepositAccount(input, actor)
+  return account!
+}
 
 let accountNumber = 0
 /** A QR account on a bank account of its own (so only the proxy can clash). */
@@ -40,13 +47,10 @@ test.group('one PromptPay id or biller id per pool', (group) => {
   test('a PromptPay id already in the pool is refused, in any of its written forms', async ({
     assert,
   }) => {
-    const first = await createDepositAccount(qrAccount({ promptpay_id: '0812345678' }), OPERATOR)
+    const first = await addAccount(qrAccount({ promptpay_id: '0812345678' }), OPERATOR)
     for (const written of ['0812345678', '081-234-5678', '+66 81 234 5678', '66812345678']) {
       const error = await refusal(
-        createDepositAccount(
-          qrAccount({ deposit_group: 'pool-b', promptpay_id: written }),
-          OPERATOR
-        )
+        addAccount(qrAccount({ deposit_group: 'pool-b', promptpay_id: written }), OPERATOR)
       )
       assert.deepEqual(Object.keys(byField(error)), ['promptpay_id'], written)
       const message = byField(error).promptpay_id
@@ -57,22 +61,20 @@ test.group('one PromptPay id or biller id per pool', (group) => {
     assert.equal(await accountCount(), 1)
 
     // Other proxies are fine, national ids included.
-    await createDepositAccount(qrAccount({ promptpay_id: '0812345679' }), OPERATOR)
-    await createDepositAccount(qrAccount({ promptpay_id: '3101234567891' }), OPERATOR)
+    await addAccount(qrAccount({ promptpay_id: '0812345679' }), OPERATOR)
+    await addAccount(qrAccount({ promptpay_id: '3101234567891' }), OPERATOR)
     const nationalId = await refusal(
-      createDepositAccount(qrAccount({ promptpay_id: '3-1012-34567-89-1' }), OPERATOR)
+      addAccount(qrAccount({ promptpay_id: '3-1012-34567-89-1' }), OPERATOR)
     )
     assert.include(byField(nationalId).promptpay_id, 'can be in the pool only once')
   })
 
   test('an inactive account keeps its PromptPay id and biller id', async ({ assert }) => {
-    const first = await createDepositAccount(
+    const first = await addAccount(
       qrAccount({ biller_id: '010555012345678', active: 'off' }),
       OPERATOR
     )
-    const error = await refusal(
-      createDepositAccount(qrAccount({ biller_id: '010555012345678' }), OPERATOR)
-    )
+    const error = await refusal(addAccount(qrAccount({ biller_id: '010555012345678' }), OPERATOR))
     assert.include(byField(error).biller_id, `deposit account ${first.id}`)
     assert.include(byField(error).biller_id, 'can be in the pool only once')
     assert.equal(await accountCount(), 1)
@@ -81,12 +83,9 @@ test.group('one PromptPay id or biller id per pool', (group) => {
   test('an update cannot take a PromptPay id or biller id another account has', async ({
     assert,
   }) => {
-    const promptpay = await createDepositAccount(
-      qrAccount({ promptpay_id: '0812345678' }),
-      OPERATOR
-    )
-    const biller = await createDepositAccount(qrAccount({ biller_id: '010555012345678' }), OPERATOR)
-    const other = await createDepositAccount(qrAccount({ promptpay_id: '0899999999' }), OPERATOR)
+    const promptpay = await addAccount(qrAccount({ promptpay_id: '0812345678' }), OPERATOR)
+    const biller = await addAccount(qrAccount({ biller_id: '010555012345678' }), OPERATOR)
+    const other = await addAccount(qrAccount({ promptpay_id: '0899999999' }), OPERATOR)
 
     const takesPromptPay = await refusal(
       updateDepositAccount({ id: other.id, promptpay_id: '66812345678' }, OPERATOR)
@@ -114,11 +113,11 @@ test.group('one PromptPay id or biller id per pool', (group) => {
     for (const poolSize of [0, 3]) {
       await resetDatabase()
       for (let index = 0; index < poolSize; index++) {
-        await createDepositAccount(qrAccount({ promptpay_id: `08900000${index}0` }), OPERATOR)
+        await addAccount(qrAccount({ promptpay_id: `08900000${index}0` }), OPERATOR)
       }
       const results = await Promise.allSettled(
         Array.from({ length: 8 }, () =>
-          createDepositAccount(qrAccount({ promptpay_id: '0812345678' }), OPERATOR)
+          addAccount(qrAccount({ promptpay_id: '0812345678' }), OPERATOR)
         )
       )
       const created = results.filter((result) => result.status === 'fulfilled')
@@ -139,7 +138,7 @@ test.group('one PromptPay id or biller id per pool', (group) => {
   }) => {
     const accounts = await Promise.all(
       [0, 1, 2, 3].map((index) =>
-        createDepositAccount(qrAccount({ promptpay_id: `08900000${index}1` }), OPERATOR)
+        addAccount(qrAccount({ promptpay_id: `08900000${index}1` }), OPERATOR)
       )
     )
     const results = await Promise.allSettled(

@@ -1,4 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
+import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import { createDepositAccount } from '#payments/actions/create_deposit_account'
 import { updateDepositAccount } from '#payments/actions/update_deposit_account'
@@ -19,6 +20,15 @@ import {
 import { BANKS } from '#core/banks'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
+import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
+import {
+  NEW_DEPOSIT_ACCOUNT_TARGET,
+  CREATE_DEPOSIT_ACCOUNT_ACTION,
+} from '#payments/actions/create_deposit_account'
+import type Operator from '#operators/models/operator'
+import type ApprovalRequest from '#approvals/models/approval_request'
 
 const PER_PAGE = 25
 
@@ -63,6 +73,42 @@ const CHOICES = {
   banks: Object.keys(BANKS).map((value) => ({ value, label: value })),
 }
 
+/** "approval request #12 opened: waits for a second admin". */
+function opened(request: ApprovalRequest) {
+  return `approval request #${request.id} opened: waits for a second admin`
+}
+
+/**
+ * The live approval requests on the pool, for the list: the changes
+ * waiting on each account (by account id) and the new accounts waiting to be
+ * added, each with what the operator may do with it.
+ */
+async function poolRequests(operator: Operator) {
+  const rows = await db
+    .from('approval_requests')
+    .whereIn('target_type', ['deposit_account', NEW_DEPOSIT_ACCOUNT_TARGET])
+    .where('status', 'pending')
+    .where('expires_at', '>', new Date())
+    .orderBy('id')
+    .select('id', 'target_type', 'target_id', 'action')
+  const changes = new Map<number, number>()
+  const newTargets = new Set<string>()
+  for (const row of rows) {
+    if (row.target_type === 'deposit_account') changes.set(Number(row.target_id), Number(row.id))
+    else if (row.action === CREATE_DEPOSIT_ACCOUNT_ACTION) newTargets.add(String(row.target_id))
+  }
+  const additions = []
+  for (const target of newTargets) {
+    additions.push(...(await pendingRequestsFor(operator, NEW_DEPOSIT_ACCOUNT_TARGET, target)))
+  }
+  return { changes, additions: additions.sort((a, b) => a.id - b.id) }
+}
+
+const DECISION_CODES = {
+  approveCodes: reasonOptions(APPROVAL_APPROVE_REASON_CODES),
+  rejectCodes: reasonOptions(APPROVAL_REJECT_REASON_CODES),
+}
+
 function windowRow(window: Parameters<typeof presentMaintenanceWindow>[0]) {
   const shown = presentMaintenanceWindow(window)
   return {
@@ -77,11 +123,13 @@ function windowRow(window: Parameters<typeof presentMaintenanceWindow>[0]) {
  * The deposit-account pool: accounts by deposit group with their usage
  * beside every limit, create and edit, activate and deactivate, and
  * maintenance windows. Every change is one of the pool's actions, as the
- * deposit-account commands run them.
+ * deposit-account commands run them; the actions decide what waits for a
+ * second admin (a new account, a change that could send money elsewhere)
+ * and this maps it to the flash message, and the pages show the requests.
  */
 export default class DepositAccountsController {
   async index(ctx: HttpContext) {
-    const { request, view } = ctx
+    const { request, view, auth, session } = ctx
     const filters: PoolFilters = {}
     for (const key of ['group', 'channel', 'bank', 'active'] as const) {
       const value = String(request.input(key, '')).trim().slice(0, 64)
@@ -103,6 +151,7 @@ export default class DepositAccountsController {
       listed.set(row.deposit_group, [...(listed.get(row.deposit_group) ?? []), row])
     }
 
+    const requests = await poolRequests(auth.user as Operator)
     const filterQuery = (extra: Record<string, string>) =>
       new URLSearchParams({ ...filters, sort, dir, ...extra }).toString()
     return view.render('admin/deposit_accounts/index', {
@@ -125,6 +174,12 @@ export default class DepositAccountsController {
       })),
       windows: (await listMaintenanceWindows()).map(windowRow),
       cancelledWindows: (await recentlyCancelledWindows()).map(windowRow),
+      /** Account id → the approval request waiting on it. */
+      pendingChanges: Object.fromEntries(requests.changes),
+      pendingAdditions: requests.additions,
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      back: '/admin/deposit-accounts',
+      ...DECISION_CODES,
       ...CHOICES,
     })
   }
@@ -140,7 +195,16 @@ export default class DepositAccountsController {
     return submitAction(
       ctx,
       (actor) => createDepositAccount(input, actor),
-      (account) => {
+      ({ account, request }) => {
+        if (request) {
+          // Nothing is in the pool yet: back to an empty form, the request named.
+          ctx.session.flash(
+            'success',
+            `New deposit account ${request.targetId} in group ${String(input.deposit_group ?? '').trim()}: ` +
+              `${opened(request)}; it is not in the pool until approved.`
+          )
+          return ctx.response.redirect('/admin/deposit-accounts/new')
+        }
         ctx.session.flash(
           'success',
           `Deposit account ${account.id} added to group ${account.depositGroup}.`
@@ -150,7 +214,7 @@ export default class DepositAccountsController {
     )
   }
 
-  async show({ view, params }: HttpContext) {
+  async show({ view, params, auth, session }: HttpContext) {
     const account = await DepositAccount.find(Number(params.id) || 0)
     if (!account) throw ActionError.notFound('id', `no deposit account with id ${params.id}`)
     const usage = await depositAccountUsage([account])
@@ -158,6 +222,14 @@ export default class DepositAccountsController {
       account: poolRow(account, usage.get(account.id)!),
       providerConfig: account.providerConfig ? JSON.stringify(account.providerConfig) : '',
       windows: (await windowsOfAccount(account)).map(windowRow),
+      pendingRequests: await pendingRequestsFor(
+        auth.user as Operator,
+        'deposit_account',
+        String(account.id)
+      ),
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      back: `/admin/deposit-accounts/${account.id}`,
+      ...DECISION_CODES,
       ...CHOICES,
     })
   }
@@ -171,11 +243,10 @@ export default class DepositAccountsController {
     return submitAction(
       ctx,
       (actor) => updateDepositAccount({ ...input, id }, actor),
-      ({ changed }) => {
-        ctx.session.flash(
-          'success',
-          changed.length > 0 ? `Saved: ${changed.join(', ')}.` : 'Nothing changed.'
-        )
+      ({ changed, request, asked }) => {
+        const saved = changed.length > 0 ? `Saved: ${changed.join(', ')}.` : null
+        const waits = request ? `${asked.join(', ')}: ${opened(request)}.` : null
+        ctx.session.flash('success', [saved, waits].filter(Boolean).join(' ') || 'Nothing changed.')
         return ctx.response.redirect(`/admin/deposit-accounts/${id}`)
       }
     )
@@ -193,14 +264,16 @@ export default class DepositAccountsController {
         }
         return updateDepositAccount({ id, active, comment: ctx.request.input('comment') }, actor)
       },
-      ({ changed }) => {
+      ({ changed, request }) => {
         ctx.session.flash(
           'success',
-          changed.length === 0
-            ? 'Nothing changed.'
-            : active === 'on'
-              ? `Deposit account ${id} is active: selection draws orders on it again.`
-              : `Deposit account ${id} is inactive: no new order is drawn on it.`
+          request
+            ? `Activating deposit account ${id}: ${opened(request)}; no order is drawn on it until approved.`
+            : changed.length === 0
+              ? 'Nothing changed.'
+              : active === 'on'
+                ? `Deposit account ${id} is active: selection draws orders on it again.`
+                : `Deposit account ${id} is inactive: no new order is drawn on it.`
         )
         return ctx.response.redirect(`/admin/deposit-accounts/${id}`)
       }
