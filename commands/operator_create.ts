@@ -3,8 +3,11 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * Creates a back-office operator (the first admin is created this way) and
- * prints a generated password once. The second factor (TOTP) is enrolled at
- * the first login.
+ * prints their one-time enrolment link, where they choose their password and
+ * enrol the second factor (TOTP). From the server's shell it applies at
+ * once: an operator or admin created here is recorded as a break-glass use
+ * and every admin is notified (in the back-office it waits for a second
+ * admin).
  */
 export default class OperatorCreate extends BaseCommand {
   static commandName = 'operator:create'
@@ -32,6 +35,8 @@ export default class OperatorCreate extends BaseCommand {
         { email: this.email, name: this.name, role: this.role ?? 'admin' },
         cliActor()
       )
+      // From the shell the account exists at once and its link is returned.
+      if (!operator || !link) throw new Error('the operator was not created')
       if (this.json) {
         console.log(
           JSON.stringify({
@@ -51,6 +56,11 @@ export default class OperatorCreate extends BaseCommand {
       this.logger.info(
         'Open it in a browser (or hand it to the operator): it sets the password, then enrols an authenticator app (TOTP).'
       )
+      if (operator.role !== 'viewer') {
+        this.logger.info(
+          'Recorded as a break-glass use (created from the server, without a second admin): every admin is notified.'
+        )
+      }
     })
   }
 }

@@ -9,10 +9,11 @@ import type Operator from '#operators/models/operator'
 export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const
 export type OperatorRole = (typeof OPERATOR_ROLES)[number]
 
-const rank = (role: OperatorRole) => OPERATOR_ROLES.indexOf(role)
+/** A role's place in the order viewer < operator < admin: a higher rank gives more access. */
+export const roleRank = (role: OperatorRole) => OPERATOR_ROLES.indexOf(role)
 
 export function hasRole(operator: Pick<Operator, 'role'>, needed: OperatorRole) {
-  return rank(operator.role) >= rank(needed)
+  return roleRank(operator.role) >= roleRank(needed)
 }
 
 /** Abilities checked on the server for every back-office request (bouncer). */

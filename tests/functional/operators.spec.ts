@@ -7,11 +7,19 @@ import { setOperatorPassword } from '#operators/actions/set_operator_password'
 import { checkPassword, checkSecondFactor, enrolTotp } from '#operators/sign_in'
 import { newTotpSecret, totpCode } from '#operators/totp'
 import { ActionError } from '#core/validation'
+import { approveRequest } from '#approvals/actions/approve_request'
 import { ace, aceProcess, lastJsonLine } from '#tests/helpers/ace'
 import { resetDatabase } from '#tests/helpers/merchants'
 
 const cli = { name: 'cli:test' }
 const origin = { ip: '127.0.0.1', requestId: 'test' }
+
+/** operator:create's action from the server's shell: the account exists at once, with its link. */
+async function createdFromShell(input: Record<string, unknown>) {
+  const { operator, link } = await createOperator(input, cli)
+  if (!operator || !link) throw new Error('the operator was not created at once')
+  return { operator, link }
+}
 
 async function refusal(promise: Promise<unknown>) {
   try {
@@ -77,6 +85,15 @@ test.group('operators', (group) => {
     )
     assert.match(used[0].message, /not valid/)
 
+    // From the server's shell, beyond four eyes: applied at once, recorded as a break-glass use.
+    assert.equal(created.createdByActor.startsWith('cli:'), true)
+    assert.isNull(created.createdBy)
+    const [glass] = await db.from('audit_logs').where('action', 'break_glass.use')
+    assert.equal(glass.subject_id, 'ops@example.com')
+    const [notice] = await db.from('notifications').where('kind', 'break_glass')
+    assert.equal(notice.action, 'operator.create')
+    assert.include(notice.summary, 'created operator ops@example.com (operator)')
+
     const again = await ace('operator:create', '--email=ops@example.com', '--role=viewer')
     assert.equal(again.code, 1)
     assert.include(again.output, 'an operator with email ops@example.com already exists')
@@ -89,7 +106,7 @@ test.group('operators', (group) => {
   test('an expired link opens nothing; --new-link forgets the password and issues another', async ({
     assert,
   }) => {
-    const { operator, link } = await createOperator({ email: 'a@example.com', role: 'admin' }, cli)
+    const { operator, link } = await createdFromShell({ email: 'a@example.com', role: 'admin' })
     const token = link.url.split('/').pop()!
     await db
       .from('operators')
@@ -127,10 +144,37 @@ test.group('operators', (group) => {
     assert.equal(lost.code, 0, lost.output)
     assert.include(lost.output, 'second factor reset')
     assert.isNull((await Operator.findOrFail(operator.id)).totpEnabledAt)
+
+    // Each of them was a break-glass use from the shell, notified to every admin.
+    const uses = await db.from('notifications').where('kind', 'break_glass').orderBy('id')
+    assert.deepEqual(
+      uses.map((use) => use.action),
+      ['operator.create', 'operator.new_link', 'operator.new_link', 'operator.reset_2fa']
+    )
+    assert.lengthOf(await db.from('audit_logs').where('action', 'break_glass.use'), 4)
+
+    // A raise, an enabling and an unlock from the shell too; a disable stops access: not one.
+    const raised = await ace('operator:update', 'a@example.com', '--role=viewer', '--disable')
+    assert.equal(raised.code, 0, raised.output)
+    assert.lengthOf(await db.from('notifications').where('kind', 'break_glass'), 4)
+    const back = await ace('operator:update', 'a@example.com', '--role=admin', '--enable')
+    assert.equal(back.code, 0, back.output)
+    const unlock = await ace('operator:unlock', '--email=a@example.com')
+    assert.equal(unlock.code, 0, unlock.output)
+    const after = await db.from('notifications').where('kind', 'break_glass').orderBy('id')
+    assert.deepEqual(
+      after.slice(4).map((use) => use.action),
+      ['operator.raise', 'operator.enable', 'operator.unlock']
+    )
+    const restored = await Operator.findOrFail(operator.id)
+    assert.equal(restored.role, 'admin')
+    assert.isNull(restored.disabledAt)
+    assert.isNull(restored.raisedBy)
+    assert.match(restored.raisedByActor!, /^cli:/)
   })
 
   test('the second factor: a code works once, a recovery code works once', async ({ assert }) => {
-    const { operator } = await createOperator({ email: 'a@example.com', role: 'admin' }, cli)
+    const { operator } = await createdFromShell({ email: 'a@example.com', role: 'admin' })
     const secret = newTotpSecret()
     assert.isNull(await enrolTotp(operator.id, secret, '000000', origin))
     const codes = await enrolTotp(operator.id, secret, totpCode(secret), origin)
@@ -147,14 +191,14 @@ test.group('operators', (group) => {
   test('role change, disable and second-factor reset: audited, sessions ended, own access untouchable', async ({
     assert,
   }) => {
-    const { operator: admin } = await createOperator(
-      { email: 'admin@example.com', role: 'admin' },
-      cli
-    )
-    const { operator, link } = await createOperator(
-      { email: 'ops@example.com', role: 'operator' },
-      cli
-    )
+    const { operator: admin } = await createdFromShell({
+      email: 'admin@example.com',
+      role: 'admin',
+    })
+    const { operator, link } = await createdFromShell({
+      email: 'ops@example.com',
+      role: 'operator',
+    })
     const password = 'a long enough passphrase'
     await setOperatorPassword(
       { token: link.url.split('/').pop(), password, password_confirmation: password },
@@ -177,8 +221,22 @@ test.group('operators', (group) => {
 
     await updateOperator({ email: 'ops@example.com', enabled: 'off' }, actor)
     assert.isNull(await checkPassword('ops@example.com', password!))
-    await updateOperator({ email: 'ops@example.com', enabled: 'on' }, actor)
+    // Enabling gives access back: in the back-office it waits for a second admin.
+    const asked = await updateOperator({ email: 'ops@example.com', enabled: 'on' }, actor)
+    assert.lengthOf(asked.requests, 1)
+    assert.isNull(await checkPassword('ops@example.com', password!))
+    const { operator: second } = await createdFromShell({
+      email: 'second@example.com',
+      role: 'admin',
+    })
+    await approveRequest(
+      { approval_request_id: asked.requests[0].id, comment: 'back from leave' },
+      { name: second.actorName, operatorId: second.id }
+    )
     assert.isNotNull(await checkPassword('ops@example.com', password!))
+    const enabled = await Operator.findOrFail(operator.id)
+    assert.equal(enabled.enabledBy, admin.id)
+    assert.equal(enabled.enabledByActor, 'operator:admin@example.com')
 
     const rows = await db
       .from('audit_logs')
@@ -199,7 +257,7 @@ test.group('operators', (group) => {
   })
 
   test('audit_logs cannot be edited or deleted, even by SQL', async ({ assert }) => {
-    await createOperator({ email: 'a@example.com', role: 'admin' }, cli)
+    await createdFromShell({ email: 'a@example.com', role: 'admin' })
     await assert.rejects(() => db.from('audit_logs').update({ action: 'x' }), /append-only/)
     await assert.rejects(() => db.from('audit_logs').delete(), /append-only/)
   })

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core'
 import { Secret, TOTP } from 'otpauth'
-import { cliActor } from '#core/actor'
+import type { Actor } from '#core/actor'
 import { createOperator as createOperatorAction } from '#operators/actions/create_operator'
 import { testServers } from '#tests/helpers/servers'
 import { newContext } from '#tests/helpers/browser'
@@ -23,15 +23,29 @@ export function adminUrl(path = '') {
 export const PASSWORD = 'correct horse battery staple'
 
 /**
- * Creates an operator with the action `operator:create` runs, audited as the
- * command line's (tests/functional/operators.spec.ts runs the command itself;
- * a process per operator would cost the suite minutes). Returns the one-time
- * enrolment link, pointed at the test server.
+ * Who creates the tests' operators: the test setup, neither the back-office
+ * (which would only open an approval request) nor the server's shell (each
+ * account would be recorded as a break-glass use and notified to every
+ * admin, on every test's dashboard). tests/functional/operators.spec.ts and
+ * tests/functional/operators_four_eyes.spec.ts run the command and the
+ * back-office themselves.
+ */
+export const SETUP_ACTOR: Actor = { name: 'setup:tests' }
+
+/**
+ * Creates an operator with the action `operator:create` runs (a process per
+ * operator would cost the suite minutes). Returns the one-time enrolment
+ * link, pointed at the test server.
  */
 export async function createOperator(email: string, role: 'admin' | 'operator' | 'viewer') {
-  const { link } = await createOperatorAction({ email, role }, cliActor())
-  const url = new URL(link.url)
-  return adminUrl(url.pathname.replace(/^\/admin/, ''))
+  const { link } = await createOperatorAction({ email, role }, SETUP_ACTOR)
+  if (!link) throw new Error(`operator ${email} was not created at once`)
+  return testLink(link.url)
+}
+
+/** An enrolment link (as printed or mailed) pointed at the test server. */
+export function testLink(url: string) {
+  return adminUrl(new URL(url).pathname.replace(/^\/admin/, ''))
 }
 
 /** An operator whose password is set (through their link, without a browser). */

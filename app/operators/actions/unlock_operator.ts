@@ -10,6 +10,8 @@ import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { withDeadlockRetry } from '#core/db_retry'
+import { actsFromShell } from '#approvals/maker_checker'
+import { recordBreakGlass } from '#notifications/notifications'
 
 export const unlockOperatorValidator = vine.compile(
   vine.object({
@@ -22,7 +24,9 @@ export const unlockOperatorValidator = vine.compile(
  * Lifts the lock that failed sign-ins put on an operator's account (before
  * the window passes): their failures are forgotten and they can sign in at
  * once. Audited, with whether the account was locked and how many failures
- * were forgotten. The back-office's Operators page and `operator:unlock`.
+ * were forgotten. The back-office's Operators page and `operator:unlock`;
+ * from the server's shell it is also recorded as a break-glass use, notified
+ * to every admin.
  */
 export async function unlockOperator(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(unlockOperatorValidator, input)
@@ -39,6 +43,13 @@ export async function unlockOperator(input: Record<string, unknown>, actor: Acto
         reason: { comment: data.comment },
         details: { was_locked: lockedFor > 0, failures_forgotten: failures },
       })
+      if (actsFromShell(actor)) {
+        await recordBreakGlass(trx, actor, {
+          action: 'operator.unlock',
+          summary: `unlocked operator ${operator.email} (${failures} failed sign-ins forgotten)`,
+          target: { type: 'operator', id: operator.email },
+        })
+      }
     })
   )
   return { operator, wasLocked: lockedFor > 0 }

@@ -58,6 +58,35 @@ export default class Operator extends compose(BaseModel, AuthFinder) {
   @dateTimeColumn()
   declare lastLoginAt: DateTime | null
 
+  /**
+   * Who asked for this account (null: the server's shell, or before it was
+   * recorded), who last raised its role and who last re-enabled it: their
+   * requests are never approved through this account.
+   */
+  @column()
+  declare createdBy: number | null
+
+  @column()
+  declare createdByActor: string
+
+  @column()
+  declare raisedBy: number | null
+
+  @column()
+  declare raisedByActor: string | null
+
+  @dateTimeColumn()
+  declare raisedAt: DateTime | null
+
+  @column()
+  declare enabledBy: number | null
+
+  @column()
+  declare enabledByActor: string | null
+
+  @dateTimeColumn()
+  declare enabledAt: DateTime | null
+
   @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 
