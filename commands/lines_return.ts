@@ -1,7 +1,12 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
-/** Ace adapter of the return-statement-line action (the back-office uses the same one). */
+/**
+ * Ace adapter of the return-statement-line action (the back-office uses the
+ * same one, where the return waits for an admin's approval). From the
+ * server's shell it applies at once: a break-glass use, audited and notified
+ * to every admin.
+ */
 export default class LinesReturn extends BaseCommand {
   static commandName = 'lines:return'
   static description =
@@ -43,8 +48,12 @@ export default class LinesReturn extends BaseCommand {
         },
         cliActor()
       )
+      if (result.outcome !== 'returned') throw new Error('a shell return applies at once')
       this.logger.success(
         `line #${result.lineId}: ${formatAmount(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}`
+      )
+      this.logger.warning(
+        'Break-glass: applied without a second person; recorded in the audit log and notified to every admin.'
       )
     })
   }

@@ -3,7 +3,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * Ace adapter of the rotate-credentials action. Neither --token nor --secret:
- * both, the usual answer to a suspected leak.
+ * both, the usual answer to a suspected leak. From the server's shell it
+ * applies at once (the back-office asks a second admin): a break-glass use,
+ * audited and notified to every admin. The new values are printed once.
  */
 export default class MerchantRotate extends BaseCommand {
   static commandName = 'merchant:rotate'
@@ -48,6 +50,7 @@ export default class MerchantRotate extends BaseCommand {
         },
         cliActor()
       )
+      if (rotated.outcome !== 'rotated') throw new Error('a shell rotation applies at once')
       const values = {
         ...(rotated.token ? { token: rotated.token } : {}),
         ...(rotated.secret ? { secret: rotated.secret } : {}),
@@ -71,6 +74,9 @@ export default class MerchantRotate extends BaseCommand {
         rotated.grace_seconds === 0
           ? 'The previous credentials stopped working now.'
           : `The previous credentials keep working until ${rotated.previous_valid_until.toISO()} (${rotated.grace_seconds} s).`
+      )
+      this.logger.warning(
+        'Break-glass: applied without a second admin; recorded in the audit log and notified to every admin.'
       )
     })
   }

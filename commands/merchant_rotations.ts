@@ -3,7 +3,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * A merchant's credentials (current, in grace, revoked) and scheduled
- * rotations; --reveal prints the values a scheduled rotation issued, once.
+ * rotations; --reveal prints, once, the values a rotation scheduled from the
+ * shell issued (one asked in the back-office is shown only to its requester,
+ * there).
  */
 export default class MerchantRotations extends BaseCommand {
   static commandName = 'merchant:rotations'
@@ -14,14 +16,18 @@ export default class MerchantRotations extends BaseCommand {
   @args.string({ description: 'merchant_id' })
   declare merchantId: string
 
-  @flags.string({ description: 'Print the new values of this rotation (once; then cleared)' })
+  @flags.string({
+    description:
+      'Print the new values of this rotation scheduled from the shell (once; then cleared)',
+  })
   declare reveal?: string
 
   @flags.boolean({ description: 'Print the result as one JSON object' })
   declare json?: boolean
 
   async run() {
-    const { revealRotationValues } = await import('#merchants/actions/reveal_rotation_values')
+    const { viewCredentialHandover, waitingHandovers } =
+      await import('#merchants/actions/view_credential_handover')
     const { credentialsOf, rotationsOf } = await import('#merchants/rotation_rules')
     const { default: Merchant } = await import('#merchants/models/merchant')
     const { runAction } = await import('#core/cli')
@@ -29,7 +35,7 @@ export default class MerchantRotations extends BaseCommand {
     const { ActionError } = await import('#core/validation')
     await runAction(this, async () => {
       if (this.reveal !== undefined) {
-        const revealed = await revealRotationValues(
+        const revealed = await viewCredentialHandover(
           { merchant_id: this.merchantId, rotation_id: this.reveal },
           cliActor()
         )
@@ -54,8 +60,16 @@ export default class MerchantRotations extends BaseCommand {
       }
       const credentials = await credentialsOf(merchant.id)
       const rotations = await rotationsOf(merchant.id)
+      const waiting = await waitingHandovers(merchant)
       if (this.json) {
-        console.log(JSON.stringify({ merchant_id: merchant.merchantId, credentials, rotations }))
+        console.log(
+          JSON.stringify({
+            merchant_id: merchant.merchantId,
+            credentials,
+            rotations,
+            waiting_handovers: waiting,
+          })
+        )
         return
       }
       const credentialTable = this.ui.table()
@@ -76,7 +90,7 @@ export default class MerchantRotations extends BaseCommand {
         return
       }
       const rotationTable = this.ui.table()
-      rotationTable.head(['rotation', 'rotates', 'run at', 'grace s', 'status', 'values', 'by'])
+      rotationTable.head(['rotation', 'rotates', 'run at', 'grace s', 'status', 'new values', 'by'])
       for (const row of rotations) {
         rotationTable.row([
           String(row.id),
@@ -84,11 +98,9 @@ export default class MerchantRotations extends BaseCommand {
           String(row.run_at),
           String(row.grace_seconds),
           row.failure ? `${row.status}: ${row.failure}` : row.status,
-          row.values_to_reveal
-            ? 'to reveal'
-            : row.revealed_at
-              ? `revealed ${row.revealed_at} by ${row.revealed_by}`
-              : '-',
+          waiting.some((handover) => handover.rotation_id === row.id)
+            ? `waiting for one view by ${waiting.find((handover) => handover.rotation_id === row.id)!.requested_by}`
+            : '-',
           row.requested_by,
         ])
       }

@@ -3,9 +3,11 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 
 /**
  * Ace adapter of the schedule- and cancel-rotation actions. The worker
- * rotates at --at and keeps the new values encrypted until an operator
- * reveals them once (merchant:rotations --reveal). Neither --token nor
- * --secret: both.
+ * rotates at --at and keeps the new values encrypted for one view from the
+ * shell (merchant:rotations --reveal). Neither --token nor --secret: both.
+ * Scheduling from the shell applies at once (the back-office asks a second
+ * admin): a break-glass use, audited and notified to every admin.
+ * Cancelling only stops a rotation and is immediate everywhere.
  */
 export default class MerchantScheduleRotation extends BaseCommand {
   static commandName = 'merchant:schedule-rotation'
@@ -60,7 +62,7 @@ export default class MerchantScheduleRotation extends BaseCommand {
         return
       }
       const both = !this.token && !this.secret
-      const { merchant, rotation } = await scheduleCredentialRotation(
+      const scheduled = await scheduleCredentialRotation(
         {
           merchant_id: this.merchantId,
           run_at: this.at,
@@ -71,6 +73,8 @@ export default class MerchantScheduleRotation extends BaseCommand {
         },
         cliActor()
       )
+      if (scheduled.outcome !== 'scheduled') throw new Error('a shell schedule applies at once')
+      const { merchant, rotation } = scheduled
       const snapshot = rotationSnapshot(rotation)
       if (this.json) {
         console.log(JSON.stringify({ merchant_id: merchant.merchantId, ...snapshot }))
@@ -81,7 +85,10 @@ export default class MerchantScheduleRotation extends BaseCommand {
         `Rotation ${rotation.id} of the ${what.join(' and ')} of ${merchant.merchantId} scheduled for ${snapshot.run_at}`
       )
       this.logger.info(
-        `Reveal the new values once it has run: merchant:rotations ${merchant.merchantId} --reveal ${rotation.id}`
+        `Once it has run, print its new values (once, here on the server): merchant:rotations ${merchant.merchantId} --reveal ${rotation.id}`
+      )
+      this.logger.warning(
+        'Break-glass: scheduled without a second admin; recorded in the audit log and notified to every admin.'
       )
     })
   }

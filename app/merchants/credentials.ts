@@ -178,3 +178,39 @@ async function storeCredential(
     { client: trx }
   )
 }
+
+/**
+ * Keeps a rotation's new values for one view by the operator who asked for
+ * it (`operatorId`; null: asked from the server's shell): encrypted with
+ * APP_KEY in credential_handovers, in the rotating transaction, until
+ * view_credential_handover shows and clears them. Returns its id. The
+ * plaintext goes nowhere else.
+ */
+export async function storeHandover(
+  trx: TransactionClientContract,
+  merchant: Merchant,
+  replacement: Replacement,
+  owner: {
+    operatorId: number | null
+    requestedBy: string
+    approvalRequestId?: number | null
+    rotationId?: number | null
+  }
+) {
+  const { issued } = replacement
+  const [id] = await trx.table('credential_handovers').insert({
+    merchant_id: merchant.id,
+    credential_id: replacement.credential.id,
+    operator_id: owner.operatorId,
+    requested_by: owner.requestedBy.slice(0, 120),
+    approval_request_id: owner.approvalRequestId ?? null,
+    rotation_id: owner.rotationId ?? null,
+    token_encrypted: issued.token ? encryption.encrypt(issued.token) : null,
+    secret_encrypted: issued.secret ? encryption.encrypt(issued.secret) : null,
+    token_rotated: issued.token !== undefined,
+    secret_rotated: issued.secret !== undefined,
+    previous_valid_until: replacement.previousValidUntil.toJSDate(),
+    created_at: new Date(),
+  })
+  return Number(id)
+}

@@ -49,8 +49,7 @@ export function rotationSnapshot(rotation: ScheduledCredentialRotation) {
     failure: rotation.failure,
     credential_id: rotation.credentialId,
     previous_valid_until: iso(rotation.previousValidUntil),
-    /** The new values wait, encrypted, for an operator to reveal them once. */
-    values_to_reveal: rotation.newTokenEncrypted !== null || rotation.newSecretEncrypted !== null,
+    /** Rotations revealed before new values were handed over once to their requester. */
     revealed_at: iso(rotation.revealedAt),
     revealed_by: rotation.revealedBy,
   }

@@ -1,3 +1,4 @@
+import { cliActor } from '#core/actor'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import type { BrowserContext, Page } from 'playwright-core'
@@ -171,7 +172,8 @@ test.group('back-office: money out and receivables (browser)', (group) => {
         reason_code: 'no_matching_order',
         comment: 'nobody claims it',
       },
-      carol
+      // From the shell: applied at once (the back-office waits for an admin).
+      cliActor()
     )
     assert.deepEqual(
       (await verifyReconciliation()).problems.map((problem) => problem.kind),

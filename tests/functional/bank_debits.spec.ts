@@ -1,3 +1,4 @@
+import { cliActor } from '#core/actor'
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
@@ -179,7 +180,7 @@ test.group('bank debits: money out confirmed by the bank', (group) => {
   test('a line returned to its payer: its debit, without any reference, confirms the return', async ({
     assert,
   }) => {
-    const { account, alice } = await setUp()
+    const { account } = await setUp()
     await createDepositMerchant()
     const credit = await receiveLine(account.id, { amount: 40_000 })
     await returnStatementLine(
@@ -191,7 +192,8 @@ test.group('bank debits: money out confirmed by the bank', (group) => {
         reason_code: 'no_matching_order',
         comment: 'nobody claims it',
       },
-      alice
+      // From the shell: applied at once (the back-office waits for an admin).
+      cliActor()
     )
     let report = await assertReconciled(assert)
     assert.deepEqual(

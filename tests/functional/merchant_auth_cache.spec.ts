@@ -1,3 +1,4 @@
+import type { Actor } from '#core/actor'
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import db from '@adonisjs/lucid/services/db'
@@ -23,6 +24,20 @@ import {
   signedPost,
   type TestMerchant,
 } from '#tests/helpers/merchants'
+
+/** A rotation applied at once (not from the back-office): its new values. */
+async function rotateNow(input: Record<string, unknown>, actor: Actor) {
+  const rotated = await rotateCredentials(input, actor)
+  if (rotated.outcome !== 'rotated') throw new Error('expected the rotation to apply at once')
+  return rotated
+}
+
+/** A rotation scheduled at once (not from the back-office). */
+async function scheduleNow(input: Record<string, unknown>, actor: Actor) {
+  const scheduled = await scheduleCredentialRotation(input, actor)
+  if (scheduled.outcome !== 'scheduled') throw new Error('expected the rotation to be scheduled')
+  return scheduled
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -68,7 +83,7 @@ test.group('merchant authentication cache across processes', (group) => {
     assert.equal((await balance(who, second.url)).status, 200)
     assert.equal((await balance(who)).status, 200)
 
-    const rotated = await rotateCredentials(
+    const rotated = await rotateNow(
       { merchant_id: who.merchantId, token: true, secret: true, grace_seconds: 0 },
       TEST_ACTOR
     )
@@ -86,7 +101,7 @@ test.group('merchant authentication cache across processes', (group) => {
     assert,
   }) => {
     const who = await createTestMerchant()
-    const { rotation } = await scheduleCredentialRotation(
+    const { rotation } = await scheduleNow(
       {
         merchant_id: who.merchantId,
         run_at: DateTime.utc().plus({ seconds: 1 }).toISO(),
@@ -153,7 +168,7 @@ test.group('merchant authentication cache across processes', (group) => {
     assert,
   }) => {
     const who = await createTestMerchant()
-    const rotated = await rotateCredentials(
+    const rotated = await rotateNow(
       { merchant_id: who.merchantId, secret: true, grace_seconds: 2 },
       TEST_ACTOR
     )

@@ -1,3 +1,4 @@
+import { cliActor } from '#core/actor'
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
@@ -94,7 +95,8 @@ test.group('upgrading an installation with money already moved', (group) => {
         account_name: 'Somchai Jaidee',
         ...WHY,
       },
-      alice
+      // From the shell: applied at once (the back-office waits for an admin).
+      cliActor()
     )
     const expired = await createPayment(who, '300.00')
     await expirePayment(expired.id, DateTime.utc().plus({ days: 1 }))

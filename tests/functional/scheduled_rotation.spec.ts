@@ -10,7 +10,7 @@ import {
   performDueRotations,
   performScheduledRotation,
 } from '#merchants/actions/perform_scheduled_rotation'
-import { revealRotationValues } from '#merchants/actions/reveal_rotation_values'
+import { viewCredentialHandover } from '#merchants/actions/view_credential_handover'
 import { revokeExpiredCredentials } from '#merchants/actions/revoke_expired_credentials'
 import { dispatch, queue } from '#core/queue/queue_manager'
 import type { Actor } from '#core/actor'
@@ -26,11 +26,23 @@ import {
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
-const OPERATOR: Actor = {
-  name: 'operator:sec@example.test',
-  operatorId: 5,
+/** A rotation scheduled at once (not from the back-office). */
+async function scheduleNow(input: Record<string, unknown>, actor: Actor) {
+  const scheduled = await scheduleCredentialRotation(input, actor)
+  if (scheduled.outcome !== 'scheduled') throw new Error('expected the rotation to be scheduled')
+  return scheduled
+}
+
+/** An operator at the server's shell: scheduling applies at once (break-glass). */
+const SHELL: Actor = {
+  name: 'cli:sec',
   ip: '203.0.113.50',
   requestId: 'req-schedule',
+}
+
+/** The handover row a scheduled rotation made. */
+function handoverOf(rotationId: number) {
+  return db.from('credential_handovers').where('rotation_id', rotationId).first()
 }
 
 const inSeconds = (seconds: number) => DateTime.now().plus({ seconds }).toISO()!
@@ -119,7 +131,7 @@ test.group('scheduled credential rotation: actions', (group) => {
   test('schedule is audited; a time without an offset is Bangkok time', async ({ assert }) => {
     const who = await createTestMerchant()
     const runAt = DateTime.now().setZone('Asia/Bangkok').plus({ days: 1 }).startOf('second')
-    const { rotation } = await scheduleCredentialRotation(
+    const { rotation } = await scheduleNow(
       {
         merchant_id: who.merchantId,
         run_at: runAt.toFormat("yyyy-LL-dd'T'HH:mm:ss"),
@@ -127,13 +139,16 @@ test.group('scheduled credential rotation: actions', (group) => {
         grace_seconds: '3600',
         comment: 'planned yearly rotation',
       },
-      OPERATOR
+      SHELL
     )
     assert.equal(rotation.runAt.toMillis(), runAt.toMillis())
     const [entry] = await audits('merchant.credentials.schedule_rotation')
     assert.equal(entry.subjectId, who.merchantId)
-    assert.equal(entry.actor, OPERATOR.name)
-    assert.equal(entry.operatorId, 5)
+    assert.equal(entry.actor, SHELL.name)
+    assert.isNull(entry.operatorId)
+    const [glass] = await audits('break_glass.use')
+    assert.equal(glass.actor, SHELL.name)
+    assert.equal(glass.details!.action, 'merchant.schedule_rotation')
     assert.equal(entry.comment, 'planned yearly rotation')
     assert.deepInclude(entry.afterValues!, {
       id: rotation.id,
@@ -141,20 +156,20 @@ test.group('scheduled credential rotation: actions', (group) => {
       secret: true,
       grace_seconds: 3600,
       status: 'scheduled',
-      requested_by: OPERATOR.name,
+      requested_by: SHELL.name,
       run_at: runAt.toUTC().toISO(),
     })
   })
 
   test('cancel: only a scheduled rotation; a cancelled one never runs', async ({ assert }) => {
     const who = await createTestMerchant()
-    const { rotation } = await scheduleCredentialRotation(
+    const { rotation } = await scheduleNow(
       { merchant_id: who.merchantId, run_at: inSeconds(1), secret: true },
       TEST_ACTOR
     )
     const cancelled = await cancelScheduledRotation(
       { merchant_id: who.merchantId, rotation_id: rotation.id, comment: 'not needed' },
-      OPERATOR
+      SHELL
     )
     assert.equal(cancelled.rotation.status, 'cancelled')
     const [entry] = await audits('merchant.credentials.cancel_rotation')
@@ -186,7 +201,7 @@ test.group('scheduled credential rotation: actions', (group) => {
     assert,
   }) => {
     const who = await createTestMerchant()
-    const { rotation } = await scheduleCredentialRotation(
+    const { rotation } = await scheduleNow(
       { merchant_id: who.merchantId, run_at: inSeconds(1), token: true },
       TEST_ACTOR
     )
@@ -247,9 +262,9 @@ test.group('scheduled credential rotation: the worker', (group) => {
     const who = await createTestMerchant()
     const stop = startTestWorker('operations')
     try {
-      const { rotation } = await scheduleCredentialRotation(
+      const { rotation } = await scheduleNow(
         { merchant_id: who.merchantId, run_at: inSeconds(1.5), secret: true, grace_seconds: 3 },
-        OPERATOR
+        SHELL
       )
       assert.equal(rotation.status, 'scheduled')
       assert.equal((await balance(who)).status, 200)
@@ -264,30 +279,34 @@ test.group('scheduled credential rotation: the worker', (group) => {
       assert.equal(rotated.actor, 'system')
       assert.include(rotated.details!, {
         rotation_id: rotation.id,
-        requested_by: OPERATOR.name,
+        requested_by: SHELL.name,
         secret_rotated: true,
         token_rotated: false,
         grace_seconds: 3,
       })
 
-      // The new secret, revealed once: it works at once, beside the old one in grace.
-      const revealed = await revealRotationValues(
+      // The new secret, shown once to whoever asked (here the shell): it works at once,
+      // beside the old one in grace.
+      const revealed = await viewCredentialHandover(
         { merchant_id: who.merchantId, rotation_id: rotation.id },
-        OPERATOR
+        SHELL
       )
       assert.lengthOf(revealed.secret!, 48)
       assert.isUndefined(revealed.token)
       assert.equal((await balance(who, revealed.secret)).status, 200)
       assert.equal((await balance(who)).status, 200, 'the old secret works during the grace period')
-      const [reveal] = await audits('merchant.credentials.reveal')
-      assert.equal(reveal.actor, OPERATOR.name)
+      const [reveal] = await audits('merchant.credentials.handover')
+      assert.equal(reveal.actor, SHELL.name)
       assert.notInclude(JSON.stringify(reveal.$attributes), revealed.secret!)
+      const handover = await handoverOf(rotation.id)
+      assert.isNull(handover.secret_encrypted)
+      assert.equal(handover.viewed_by, SHELL.name)
       await rotation.refresh()
       assert.isNull(rotation.newSecretEncrypted)
       const twice = await refusal(
-        revealRotationValues({ merchant_id: who.merchantId, rotation_id: rotation.id }, OPERATOR)
+        viewCredentialHandover({ merchant_id: who.merchantId, rotation_id: rotation.id }, SHELL)
       )
-      assert.match(byField(twice).rotation_id, /were revealed at .* by operator:sec@example.test/)
+      assert.match(byField(twice).rotation_id, /were already shown, to you at /)
 
       // Running the job again (a second delivery) rotates nothing.
       const repeat = await dispatch(
@@ -366,7 +385,7 @@ test.group('scheduled credential rotation: the worker', (group) => {
     assert.equal(early.code, 1, early.output)
     assert.include(
       early.output,
-      `rotation ${printed.id} is scheduled: there are no new values to reveal`
+      `rotation ${printed.id} of merchant ${who.merchantId} has no new values (not run yet, or none)`
     )
 
     // Due now: the sweep carries it out; the CLI reveals the token once.
@@ -386,7 +405,7 @@ test.group('scheduled credential rotation: the worker', (group) => {
     assert.equal((await balance(who, undefined, values.token)).status, 200)
     const twice = await ace('merchant:rotations', who.merchantId, `--reveal=${printed.id}`)
     assert.equal(twice.code, 1)
-    assert.include(twice.output, 'were revealed at')
+    assert.include(twice.output, 'were already shown')
 
     const second = await ace(
       'merchant:schedule-rotation',

@@ -156,7 +156,8 @@ test.group('statement line decisions', (group) => {
         { statement_line_id: line.id, merchant_id: who.merchant.merchantId, ...CREDIT },
         bob.actor
       ),
-      returnStatementLine({ statement_line_id: line.id, ...RETURN }, alice.actor),
+      // The return applies at once only from the shell (the back-office asks an admin).
+      returnStatementLine({ statement_line_id: line.id, ...RETURN }, cliActor()),
     ])
     const done = outcomes.filter((outcome) => outcome.status === 'fulfilled')
     const refused = outcomes.filter((outcome) => outcome.status === 'rejected')
@@ -246,11 +247,12 @@ test.group('statement line decisions', (group) => {
     const fee = credited.outcome === 'credited' ? credited.fee : -1
     assert.equal((await readMerchantBalance(who.merchant.id)).balance, 123_45 - fee)
 
-    const returned = await returnStatementLine(
-      { statement_line_id: back.id, ...RETURN },
-      alice.actor
-    )
-    assert.equal(returned.amount, 500_00)
+    // The typed account decides where the money goes: alice asks, an admin carries it out.
+    const asked = await returnStatementLine({ statement_line_id: back.id, ...RETURN }, alice.actor)
+    assert.equal(asked.outcome, 'approval_requested')
+    assert.equal(asked.amount, 500_00)
+    const carol = await operatorActor('carol@example.com', 'admin')
+    await approveRequest({ approval_request_id: asked.request!.id }, carol.actor)
     assert.equal((await readMerchantBalance(who.merchant.id)).balance, 123_45 - fee, 'untouched')
     const legs = await db
       .from('ledger_transactions as t')

@@ -93,6 +93,9 @@ async function decide(
     },
     actor
   )
+  if (result.outcome === 'approval_requested') {
+    return `approval request #${result.request.id} opened: waits for a second admin (return ${formatThb(result.amount)} THB of line #${lineId} to ${fields.bank} ${fields.account_no}; nothing is returned until approved)`
+  }
   return `line #${lineId}: ${formatThb(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
 }
 

@@ -1,9 +1,8 @@
 import db from '@adonisjs/lucid/services/db'
-import encryption from '@adonisjs/core/services/encryption'
 import { DateTime } from 'luxon'
 import Merchant from '#merchants/models/merchant'
 import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_rotation'
-import { CredentialError, replaceCredentials } from '#merchants/credentials'
+import { CredentialError, replaceCredentials, storeHandover } from '#merchants/credentials'
 import { rotationSnapshot } from '#merchants/rotation_rules'
 import { auditRotation } from '#merchants/actions/rotate_credentials'
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
@@ -13,8 +12,9 @@ import { withDeadlockRetry } from '#core/db_retry'
 
 /**
  * Carries out a scheduled rotation that is due: the same replacement as
- * rotate_credentials, the new values kept encrypted on the rotation until an
- * operator reveals them. Idempotent: a rotation that is no longer scheduled
+ * rotate_credentials, the new values kept encrypted for one view by the
+ * operator who scheduled it (credential_handovers; the shell's for one
+ * scheduled from the server). Idempotent: a rotation that is no longer scheduled
  * (done, cancelled, failed) or not yet due is left alone, and the row lock
  * makes a second job wait and then find it done. A merchant whose credentials
  * cannot be used (no current one, a secret APP_KEY cannot decrypt) makes it
@@ -59,23 +59,25 @@ export async function performScheduledRotation(rotationId: number, now = DateTim
 
       // On the outer transaction: the savepoint's commit is not the real one.
       await merchantAuthChanged(trx, merchant.merchantId)
-      const { issued } = replacement
       rotation.merge({
         status: 'done',
         doneAt: now,
         credentialId: replacement.credential.id,
         previousValidUntil: replacement.previousValidUntil,
-        newTokenEncrypted: issued.token ? encryption.encrypt(issued.token) : null,
-        newSecretEncrypted: issued.secret ? encryption.encrypt(issued.secret) : null,
       })
       await rotation.useTransaction(trx).save()
+      const handoverId = await storeHandover(trx, merchant, replacement, {
+        operatorId: rotation.requestedByOperatorId,
+        requestedBy: rotation.requestedBy,
+        rotationId: rotation.id,
+      })
       await auditRotation(
         trx,
         SYSTEM,
         merchant,
         replacement,
         { comment: rotation.comment },
-        { rotation_id: rotation.id, requested_by: rotation.requestedBy }
+        { rotation_id: rotation.id, requested_by: rotation.requestedBy, handover_id: handoverId }
       )
       return true
     })
