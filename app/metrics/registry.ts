@@ -227,6 +227,30 @@ export const ledgerVerifyAge = new Gauge({
   registers: [registry],
 })
 
+export const auditChainOk = new Gauge({
+  name: 'gateway_audit_chain_ok',
+  help: 'Result of the last recorded audit:verify run (audit_verify_runs): 1 every sealed row matches its seal, 0 problems found, -1 never run',
+  registers: [registry],
+})
+
+export const auditChainProblems = new Gauge({
+  name: 'gateway_audit_chain_problems',
+  help: 'Problems the last recorded audit:verify run found (changed, deleted or unsealed rows, broken links)',
+  registers: [registry],
+})
+
+export const auditChainVerifyAge = new Gauge({
+  name: 'gateway_audit_chain_verify_age_seconds',
+  help: 'Age of the last recorded audit:verify run (absent when never run)',
+  registers: [registry],
+})
+
+export const auditChainUnsealed = new Gauge({
+  name: 'gateway_audit_chain_unsealed_rows',
+  help: 'Audit rows past the chain start written more than 10 minutes ago and still without a seal (read now)',
+  registers: [registry],
+})
+
 // -- The endpoint itself ---------------------------------------------------------------
 
 export const sourceLastSuccess = new Gauge({

@@ -9,7 +9,12 @@ import { QUEUE_NAMES } from '#core/queue/jobs'
 import { queue } from '#core/queue/queue_manager'
 import { listWorkerStatuses } from '#core/queue/worker_status'
 import { staleReceivableCount } from '#reconciliation/reconciliation_page_query'
+import { unsealedRowCount } from '#core/audit_chain'
 import {
+  auditChainOk,
+  auditChainProblems,
+  auditChainUnsealed,
+  auditChainVerifyAge,
   callbackOldestPending,
   callbackOutbox,
   dbPoolConnections,
@@ -319,6 +324,11 @@ async function readVerify(now: number) {
       found: 'drifts',
       gauges: [ledgerVerifyOk, ledgerVerifyDrifts, ledgerVerifyAge],
     },
+    {
+      table: 'audit_verify_runs',
+      found: 'problems',
+      gauges: [auditChainOk, auditChainProblems, auditChainVerifyAge],
+    },
   ] as const
   for (const { table, found, gauges } of checks) {
     const [ok, count, age] = gauges
@@ -338,6 +348,8 @@ async function readVerify(now: number) {
     count.set(Number(last.found))
     age.set(ageSeconds(last.created_at, now))
   }
+  // The sealer, between two verifications: rows it has left behind for 10 minutes.
+  auditChainUnsealed.set(await unsealedRowCount(new Date(now)))
 }
 
 async function readDatabase() {

@@ -11,6 +11,8 @@ import { configureMerchant } from '#merchants/actions/configure_merchant'
 import { uploadSlip } from '#slips/actions/upload_slip'
 import { reviewSlip } from '#slips/actions/review_slip'
 import { cliActor } from '#core/actor'
+import { recordAudit } from '#core/audit'
+import { runAuditChainCheck, sealAuditLog, startAuditChain } from '#core/audit_chain'
 import { closeBrowser, newContext, screenshot } from '#tests/helpers/browser'
 import {
   authBody,
@@ -199,6 +201,49 @@ test.group(
         .where('action', 'merchant.configure')
         .select('id', 'before_values', 'after_values')
       assert.deepEqual(after, stored)
+    })
+
+    test('a row rewritten in the database behind its seal is flagged on the audit page, in the list and in its detail', async ({
+      assert,
+    }) => {
+      await startAuditChain()
+      const entry = await db.transaction((trx) =>
+        recordAudit(trx, cliActor(), {
+          action: 'merchant.configure',
+          target: { type: 'merchant', id: 'M100000001' },
+          before: { withdraw_fee_flat: '0.00' },
+          after: { withdraw_fee_flat: '1250.00' },
+          reason: { comment: 'new fees' },
+        })
+      )
+      await sealAuditLog()
+      // What someone with the database's rights does: around the trigger, the row changed.
+      await db.rawQuery('DROP TRIGGER audit_logs_no_update')
+      await db.rawQuery(
+        `UPDATE audit_logs SET after_values = JSON_SET(after_values, '$.withdraw_fee_flat', '0.00') WHERE id = ?`,
+        [entry.id]
+      )
+      await db.rawQuery(
+        `CREATE TRIGGER audit_logs_no_update BEFORE UPDATE ON audit_logs
+         FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'audit_logs is append-only'`
+      )
+      await runAuditChainCheck(cliActor())
+
+      const session = await signedInAs('chain-viewer@example.com', 'viewer')
+      contexts.push(session.context)
+      const page = session.page
+      await page.goto(adminUrl('/audit?target=merchant:M100000001'))
+      assert.include(
+        await page.locator('#audit-chain.flash.error').innerText(),
+        'Audit chain broken.'
+      )
+      const flagged = page.locator(`#audit-table tr[data-audit-id="${entry.id}"]`)
+      assert.equal(
+        (await flagged.locator('.badge.seal-flag').innerText()).trim(),
+        'does not match its seal'
+      )
+      assert.include(await flagged.locator('.seal-problem').innerText(), 'after_values changed')
+      await screenshot(page, 'audit-chain-broken')
     })
 
     test('the deposit group is chosen from the pool: kept on an error, an unknown group refused beside the field, an orphan group kept and said', async ({

@@ -77,6 +77,8 @@ test.group('worker schedules survive Redis losing its data', (group) => {
       'verify-reconciliation',
       'verify-ledger',
       'purge-merchant-requests',
+      'seal-audit-log',
+      'verify-audit-chain',
     ])
     assert.deepEqual(response.json.workers, [])
   })

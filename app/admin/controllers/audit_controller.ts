@@ -4,6 +4,7 @@ import { stringify } from 'csv-stringify'
 import db from '@adonisjs/lucid/services/db'
 import { auditQuery, auditRows, type AuditFilters } from '#core/audit_query'
 import { recordAudit } from '#core/audit'
+import { lastAuditChainCheck, sealStates, type ChainProblem } from '#core/audit_chain'
 import { formatGatewayDateTime } from '#core/clock'
 import type AuditLog from '#core/audit_log'
 import { operatorActor } from '#admin/operator_action'
@@ -116,6 +117,47 @@ function row(entry: AuditLog) {
   }
 }
 
+const FLAG_LABELS: Record<ChainProblem['kind'], string> = {
+  changed: 'does not match its seal',
+  deleted: 'deleted',
+  broken_link: 'seal out of chain',
+  unsealed: 'not sealed',
+  head: 'chain head',
+}
+
+/**
+ * The last audit:verify as the page shows it (its result at the top, the
+ * rows it named flagged in the list) and each listed row's seal state.
+ */
+async function chainView(ids: number[]) {
+  const [last, { startAuditId, states }] = await Promise.all([
+    lastAuditChainCheck(),
+    sealStates(ids),
+  ])
+  const flagged = new Map<number, ChainProblem>()
+  for (const problem of last?.found ?? []) {
+    if (problem.auditLogId !== null && !flagged.has(problem.auditLogId)) {
+      flagged.set(problem.auditLogId, problem)
+    }
+  }
+  return {
+    startAuditId,
+    last: last && {
+      ...last,
+      time: formatGatewayDateTime(last.at),
+      // The first problems, listed above the table (a deleted row has no line of its own in it).
+      shown: last.found.slice(0, 10),
+    },
+    sealOf(id: number) {
+      const problem = flagged.get(id)
+      return {
+        state: states.get(id) ?? 'unchained',
+        flag: problem ? { ...problem, label: FLAG_LABELS[problem.kind] } : null,
+      }
+    },
+  }
+}
+
 /**
  * The audit log: every row, from the panel and the CLI, with before and after
  * values; filterable, paginated, exportable as CSV. Read-only: there is no
@@ -127,9 +169,14 @@ export default class AuditController {
     const page = Math.max(1, Number(ctx.request.input('page', 1)) || 1)
     const entries = await auditQuery(filters).paginate(page, PER_PAGE)
     const query = (to: number) => new URLSearchParams({ ...filters, page: String(to) }).toString()
+    // Ids arrive as text (BIGINT): the chain's maps are keyed by number.
+    const chain = await chainView(entries.all().map((entry) => Number(entry.id)))
     return ctx.view.render('admin/audit', {
       filters,
-      entries: entries.all().map(row),
+      chain,
+      entries: entries
+        .all()
+        .map((entry) => ({ ...row(entry), seal: chain.sealOf(Number(entry.id)) })),
       page: entries,
       query,
       exportQuery: new URLSearchParams({ ...filters }).toString(),

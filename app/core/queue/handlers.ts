@@ -37,6 +37,10 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/sweep_credentials_job')).default as Handler,
   [JOBS.sweepApprovalRequests.name]: async () =>
     (await import('#jobs/sweep_approval_requests_job')).default as Handler,
+  [JOBS.sealAuditLog.name]: async () =>
+    (await import('#jobs/seal_audit_log_job')).default as Handler,
+  [JOBS.verifyAuditChain.name]: async () =>
+    (await import('#jobs/verify_audit_chain_job')).default as Handler,
   [JOBS.purgeMerchantRequests.name]: async () =>
     (await import('#jobs/purge_merchant_requests_job')).default as Handler,
 }

@@ -140,6 +140,20 @@ export const JOBS = {
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   },
+  /** Appends the seals of the audit rows written since the last run (the audit chain). */
+  sealAuditLog: {
+    queue: 'operations',
+    name: 'audit.seal',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** The audit rows against their seals (audit:verify), recorded for monitoring and the audit page. */
+  verifyAuditChain: {
+    queue: 'operations',
+    name: 'audit.verify',
+    attempts: 3,
+    backoff: { type: 'exponential', delay: 60_000 },
+  },
   /** Forgets the answers of merchant requests older than a day (the same request, the same answer). */
   purgeMerchantRequests: {
     queue: 'operations',
@@ -178,6 +192,8 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   },
   { id: 'verify-reconciliation', job: 'verifyReconciliation', everyMs: 24 * 3_600_000 },
   { id: 'verify-ledger', job: 'verifyLedger', everyMs: 24 * 3_600_000 },
+  { id: 'seal-audit-log', job: 'sealAuditLog', everyMs: 10_000 },
+  { id: 'verify-audit-chain', job: 'verifyAuditChain', everyMs: 24 * 3_600_000 },
   { id: 'purge-merchant-requests', job: 'purgeMerchantRequests', everyMs: 3_600_000 },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
