@@ -14,8 +14,13 @@ import {
   PASSWORD,
   signedInAs,
   submitPassword,
+  testLink,
   totpFor,
 } from '#tests/helpers/admin'
+import { ace } from '#tests/helpers/ace'
+import { mailsTo, waitForMail } from '#tests/helpers/mailbox'
+
+const LINK = /https?:\/\/[^\s]+\/admin\/welcome\/[A-Za-z0-9]{43}/
 
 async function auditActions() {
   return (await db.from('audit_logs').orderBy('id').select('action', 'actor')).map(
@@ -40,7 +45,11 @@ test.group('back-office access (browser)', (group) => {
   test('first admin from the command: enrolment link, TOTP enrolment, then sign-in with a code; a used code is refused', async ({
     assert,
   }) => {
-    const link = await createOperator('first@example.com', 'admin')
+    // The command as typed on the server: beyond four eyes, so a break-glass use.
+    const created = await ace('operator:create', '--email=first@example.com', '--role=admin')
+    assert.equal(created.code, 0, created.output)
+    assert.include(created.output, 'break-glass')
+    const link = testLink(LINK.exec(created.stdout)![0])
     const password = PASSWORD
     const context = await newContext(LAPTOP)
     contexts.push(context)
@@ -104,8 +113,11 @@ test.group('back-office access (browser)', (group) => {
     assert.equal(await page.locator('h1').innerText(), 'Dashboard')
 
     const actions = await auditActions()
+    const shell = actions[0].split(' ')[1]
+    assert.match(shell, /^cli:/)
     assert.includeMembers(actions, [
-      'operator.create cli:' + actions[0].split(' cli:')[1],
+      `operator.create ${shell}`,
+      `break_glass.use ${shell}`,
       'operator.totp_enrol operator:first@example.com',
       'operator.login operator:first@example.com',
       'operator.logout operator:first@example.com',
@@ -189,11 +201,12 @@ test.group('back-office access (browser)', (group) => {
     assert.include(await auditActions(), 'operator.logout_everywhere operator:twice@example.com')
   })
 
-  test('an admin invites an operator in the panel; the link enrols them; disable ends their sessions', async ({
+  test('an admin invites an operator in the panel; a second admin approves; the mailed link enrols them; disable ends their sessions', async ({
     assert,
   }) => {
     const admin = await signedInAs('boss@example.com', 'admin')
-    contexts.push(admin.context)
+    const second = await signedInAs('second@example.com', 'admin')
+    contexts.push(admin.context, second.context)
     const page = admin.page
     await page.goto(adminUrl('/operators'))
     await page.fill('#operator-new-form #field-email', 'not-an-email')
@@ -206,21 +219,46 @@ test.group('back-office access (browser)', (group) => {
 
     await page.fill('#operator-new-form #field-email', 'new@example.com')
     await page.selectOption('#operator-new-form #field-role', 'operator')
+    await page.fill('#operator-new-form #field-comment', 'joins the night shift')
     await Promise.all([
       page.waitForNavigation(),
       page.click('#operator-new-form button[type=submit]'),
     ])
-    const shown = (await page.locator('#shown-link').innerText()).trim()
-    assert.match(shown, /\/admin\/welcome\/[A-Za-z0-9]{43}$/)
-    await screenshot(page, 'operators')
-    // Shown once: a reload no longer has it.
-    await page.reload()
-    assert.equal(await page.locator('#shown-link').count(), 0)
+    // An operator decides on money: the account waits for a second admin, and no link is shown.
+    const [request] = await db.from('approval_requests').where('target_id', 'new@example.com')
+    assert.include(
+      await page.locator('.flash.success').innerText(),
+      `approval request #${request.id} opened: waits for a second admin`
+    )
+    assert.include(
+      await page.locator(`#pending-request-${request.id}`).innerText(),
+      'You asked for this request'
+    )
+    assert.equal(await page.locator(`#approve-request-${request.id}`).count(), 0)
+    assert.notMatch(await page.content(), LINK)
+    assert.lengthOf(await db.from('operators').where('email', 'new@example.com'), 0)
+
+    // The second admin approves it on the same page.
+    const since = mailsTo('new@example.com').length
+    await second.page.goto(adminUrl('/operators'))
+    await second.page.fill(`#approve-form-${request.id} input[name=comment]`, 'HR confirmed')
+    await screenshot(second.page, 'operators')
+    await Promise.all([
+      second.page.waitForNavigation(),
+      second.page.click(`#approve-request-${request.id}`),
+    ])
+    assert.include(await second.page.locator('.flash.success').innerText(), 'approved')
+    assert.notMatch(await second.page.content(), LINK)
+    const mail = await waitForMail(
+      'new@example.com',
+      (m) => LINK.test(m.text) && mailsTo('new@example.com').indexOf(m) >= since
+    )
+    const shown = testLink(LINK.exec(mail!.text)![0])
 
     const invited = await newContext(LAPTOP)
     contexts.push(invited)
     const newPage = await invited.newPage()
-    await enrolThroughLink(newPage, adminUrl(new URL(shown).pathname.replace(/^\/admin/, '')))
+    await enrolThroughLink(newPage, shown)
     assert.equal(await newPage.locator('h1').innerText(), 'Dashboard')
     // An operator sees no Operators menu, and the page is refused.
     assert.equal(await newPage.locator('nav >> text=Operators').count(), 0)

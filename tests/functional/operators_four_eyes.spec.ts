@@ -111,7 +111,11 @@ test.group('operators: four eyes on who may decide (HTTP)', (group) => {
     assert.equal(request.action, 'operator.create')
     assert.equal(request.requestedBy, a.operator.id)
     assert.deepEqual(request.changeBefore, { account: 'none' })
-    assert.deepEqual(request.changeAfter, { email: 'b@example.com', role: 'admin' })
+    assert.deepEqual(request.changeAfter, {
+      account: 'created',
+      email: 'b@example.com',
+      role: 'admin',
+    })
     // Sensitive: every admin is told.
     const [notice] = await db.from('notifications').where('approval_request_id', request.id)
     assert.equal(notice.kind, 'request')

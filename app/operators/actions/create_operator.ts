@@ -141,7 +141,7 @@ registerApprovableAction<CreateOperatorData, Awaited<ReturnType<typeof prepareCr
     `create ${data.role} ${data.email} (the enrolment link is mailed to that address)`,
   change: (data) => ({
     before: { account: 'none' },
-    after: { email: data.email, role: data.role },
+    after: { account: 'created', email: data.email, role: data.role },
   }),
   validate: (input) => validateInput(createOperatorValidator, input, MESSAGES),
   prepare: (trx, data) => prepareCreate(trx, data),
