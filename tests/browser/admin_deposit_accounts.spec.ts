@@ -3,6 +3,7 @@ import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import type { BrowserContext, Page } from 'playwright-core'
 import DepositAccount from '#payments/models/deposit_account'
+import ApprovalRequest from '#approvals/models/approval_request'
 import MaintenanceWindow from '#payments/models/maintenance_window'
 import { GATEWAY_ZONE } from '#core/clock'
 import { closeBrowser } from '#tests/helpers/browser'
@@ -15,7 +16,7 @@ import {
   signedPost,
   type TestMerchant,
 } from '#tests/helpers/merchants'
-import { adminUrl, signedInAs } from '#tests/helpers/admin'
+import { adminUrl, csrfToken, signedInAs } from '#tests/helpers/admin'
 
 let orderSequence = 0
 
@@ -86,8 +87,8 @@ test.group('back-office deposit-account pool (browser)', (group) => {
   group.teardown(() => closeBrowser())
   group.each.timeout(120_000)
 
-  async function signedInAdmin() {
-    const admin = await signedInAs('admin@example.com', 'admin')
+  async function signedInAdmin(email = 'admin@example.com') {
+    const admin = await signedInAs(email, 'admin')
     contexts.push(admin.context)
     return admin.page
   }
@@ -228,20 +229,44 @@ test.group('back-office deposit-account pool (browser)', (group) => {
     assert.equal((await DepositAccount.all()).length, 1)
     await screenshot(page, 'new-error')
 
+    // Accepted: an approval request, nothing in the pool yet; the form is empty again.
     await page.fill('#field-promptpay_id', '0899999999')
     await submit(page, '#account-new-form')
+    const request = await ApprovalRequest.findByOrFail('action', 'deposit_account.create')
+    assert.match(page.url(), /\/admin\/deposit-accounts\/new$/)
+    assert.include(
+      await page.locator('.flash.success').innerText(),
+      `approval request #${request.id} opened: waits for a second admin`
+    )
+    assert.equal(await page.inputValue('#field-account_no'), '')
+    assert.equal((await DepositAccount.all()).length, 1)
+
+    // The pool lists it as waiting; its requester may only withdraw it.
+    await page.goto(adminUrl('/deposit-accounts'))
+    const card = page.locator(`#pending-additions #pending-request-${request.id}`)
+    assert.include(await card.innerText(), 'add deposit account qr SCB 9876543210')
+    assert.equal(await card.locator(`#approve-request-${request.id}`).count(), 0)
+    assert.equal(await card.locator(`#reject-request-${request.id}`).innerText(), 'Withdraw')
+
+    const second = await signedInAdmin('second@example.com')
+    await second.goto(adminUrl('/deposit-accounts'))
+    await second.fill(`#approve-form-${request.id} input[name=comment]`, 'contract seen')
+    await submit(second, `#approve-form-${request.id}`)
+    assert.include(await second.locator('.flash.success').innerText(), 'approved')
+    assert.equal(await second.locator('#pending-additions').count(), 0)
     const created = await DepositAccount.query().whereNot('id', first.id).firstOrFail()
-    assert.match(page.url(), new RegExp(`/admin/deposit-accounts/${created.id}$`))
     assert.equal(created.promptpayId, '0899999999')
     assert.equal(created.accountNo, '9876543210')
     assert.equal(created.hourlyCountLimit, 30)
     assert.isTrue(created.active)
-    await screenshot(page, 'show')
+    await second.goto(adminUrl(`/deposit-accounts/${created.id}`))
+    await screenshot(second, 'show')
 
     const rows = await auditRows('deposit_account.create', `deposit_account:${created.id}`)
     assert.lengthOf(rows, 1)
+    assert.equal(rows[0].actor, 'operator:second@example.com')
     assert.equal(json(rows[0].after_values).promptpay_id, '0899999999')
-    assert.lengthOf(await auditScreenRows(page, `deposit_account:${created.id}`), 1)
+    assert.lengthOf(await auditScreenRows(second, `deposit_account:${created.id}`), 1)
   })
 
   test('deactivating an account, confirmed: payment creates answer 503 until it is back', async ({
@@ -265,21 +290,124 @@ test.group('back-office deposit-account pool (browser)', (group) => {
     assert.isFalse((await account.refresh()).active)
     assertError(assert, await createPayment(who), 503, 'service-unavailable')
 
+    // Activating waits for a second admin: still inactive, still 503.
     await page.check('#active-form #field-confirm')
     await submit(page, '#active-form')
-    assert.equal(await page.locator('#active-state').innerText(), 'active')
+    const request = await ApprovalRequest.findByOrFail('action', 'deposit_account.update')
+    assert.include(
+      await page.locator('.flash.success').innerText(),
+      `approval request #${request.id} opened: waits for a second admin`
+    )
+    assert.equal(await page.locator('#active-state').innerText(), 'inactive')
+    assertError(assert, await createPayment(who), 503, 'service-unavailable')
+    const card = page.locator(`#account-pending #pending-request-${request.id}`)
+    assert.include(await card.innerText(), `change deposit account ${account.id}: active`)
+
+    const second = await signedInAdmin('second@example.com')
+    await second.goto(adminUrl(`/deposit-accounts/${account.id}`))
+    await second.fill(`#approve-form-${request.id} input[name=comment]`, 'bank confirmed')
+    await submit(second, `#approve-form-${request.id}`)
+    assert.match(second.url(), new RegExp(`/admin/deposit-accounts/${account.id}$`))
+    assert.equal(await second.locator('#active-state').innerText(), 'active')
+    assert.equal(await second.locator('#account-pending').count(), 0)
     assert.equal((await createPayment(who)).status, 200)
 
     const rows = await auditRows('deposit_account.update', `deposit_account:${account.id}`)
     assert.deepEqual(
-      rows.map((row) => [json(row.before_values), json(row.after_values)]),
+      rows.map((row) => [row.actor, json(row.before_values), json(row.after_values)]),
       [
-        [{ active: true }, { active: false }],
-        [{ active: false }, { active: true }],
+        ['operator:admin@example.com', { active: true }, { active: false }],
+        ['operator:second@example.com', { active: false }, { active: true }],
       ]
     )
     assert.equal(rows[0].comment, 'bank asked us to stop')
-    assert.lengthOf(await auditScreenRows(page, `deposit_account:${account.id}`), 2)
+    // The two switches, the request and its approval.
+    assert.lengthOf(await auditScreenRows(page, `deposit_account:${account.id}`), 4)
+  })
+
+  test('a change that could send money elsewhere waits on the account page and in the list; operators and viewers get no buttons and the server refuses them', async ({
+    assert,
+  }) => {
+    const account = await createDepositAccount({ channel: 'qr', priority: 5 })
+    const number = account.accountNo
+    const page = await signedInAdmin()
+    await page.goto(adminUrl(`/deposit-accounts/${account.id}`))
+    await page.fill('#account-form #field-account_no', '555-1-23456-7')
+    await page.fill('#account-form #field-promptpay_id', '0899999999')
+    await page.fill('#account-form #field-priority', '1000')
+    await page.fill('#account-form #field-max_amount', '5000')
+    await page.fill('#account-form #field-comment', 'move to our new account')
+    await submit(page, '#account-form')
+    const request = await ApprovalRequest.findByOrFail('action', 'deposit_account.update')
+    const flash = await page.locator('.flash.success').innerText()
+    assert.include(flash, 'Saved: max_amount.')
+    assert.include(flash, `approval request #${request.id} opened: waits for a second admin`)
+    await account.refresh()
+    assert.equal(account.maxAmount, 500_000, 'the lower limit applies at once')
+    assert.equal(account.priority, 5)
+    assert.equal(account.promptpayId, '0812345678')
+    assert.deepEqual(request.changeAfter, {
+      account_no: '5551234567',
+      promptpay_id: '0899999999',
+      priority: 1000,
+    })
+    const card = page.locator(`#account-pending #pending-request-${request.id}`)
+    assert.equal(await card.locator(`#approve-request-${request.id}`).count(), 0)
+    await screenshot(page, 'pending-change')
+    await page.goto(adminUrl('/deposit-accounts'))
+    assert.include(
+      await page.locator(`#account-${account.id} .pending-change`).innerText(),
+      `request #${request.id}`
+    )
+    await page.goto(adminUrl('/review/approvals'))
+    await screenshot(page, 'approvals-queue')
+
+    for (const role of ['operator', 'viewer'] as const) {
+      const who = await signedInAs(`${role}@example.com`, role)
+      contexts.push(who.context)
+      await who.page.goto(adminUrl('/deposit-accounts'))
+      assert.equal(await who.page.locator('#new-account').count(), 0, role)
+      await who.page.goto(adminUrl(`/deposit-accounts/${account.id}`))
+      assert.equal(await who.page.locator('#account-form').count(), 0, role)
+      assert.equal(await who.page.locator('#active-form').count(), 0, role)
+      const seen = who.page.locator(`#pending-request-${request.id}`)
+      assert.include(await seen.innerText(), `change deposit account ${account.id}`)
+      assert.equal(await seen.locator('form').count(), 0, `${role}: no Approve or Reject`)
+
+      const csrf = (await csrfToken(who.page))!
+      const forged = [
+        [
+          '/deposit-accounts',
+          {
+            deposit_group: 'g',
+            channel: 'transfer',
+            bank: 'SCB',
+            account_no: '4021234567',
+            account_name: 'X',
+          },
+        ],
+        [`/deposit-accounts/${account.id}`, { account_no: '4021234567' }],
+        [`/deposit-accounts/${account.id}/active`, { active: 'off', confirm: 'on' }],
+        [`/review/approvals/${request.id}/approve`, { comment: 'me too' }],
+      ] as const
+      for (const [path, form] of forged) {
+        const response = await who.page.request.post(adminUrl(path), {
+          form: { _csrf: csrf, ...form },
+          maxRedirects: 0,
+        })
+        if (path.startsWith('/review')) {
+          // The approvals route is the operators'; the rules refuse who lacks the admin role.
+          assert.notEqual(response.status(), 200, `${role} ${path}`)
+        } else {
+          assert.equal(response.status(), 403, `${role} ${path}`)
+        }
+      }
+    }
+    await account.refresh()
+    assert.equal(account.accountNo, number)
+    assert.isTrue(account.active)
+    assert.equal((await request.refresh()).status, 'pending')
+    assert.lengthOf(await DepositAccount.all(), 1)
   })
 
   test('a maintenance window in effect takes the account out; cancelling it brings it back', async ({
