@@ -11,7 +11,7 @@ import { configure, processCLIArgs, run } from '@japa/runner'
 import { spec } from '@japa/runner/reporters'
 import { timing } from '#tests/helpers/timing_reporter'
 import { killTrackedNow } from './cluster/processes.js'
-import { startCluster } from '#tests/cluster_faults/helpers/cluster'
+import { failureSummary, startCluster } from '#tests/cluster_faults/helpers/cluster'
 
 let teardown: (() => Promise<void>) | undefined
 const log = (line: string) => console.log(`cluster faults: ${line}`)
@@ -45,7 +45,12 @@ configure({
       }
     },
   ],
-  forceExit: true,
 })
 
 await run()
+// The failures once more, last: the reporter's code frames and stacks come after them otherwise.
+if (failureSummary.length > 0) {
+  console.log(`cluster faults: FAILED:\n  - ${failureSummary.map((f) => f.slice(0, 600)).join('\n  - ')}`)
+}
+// Whatever a test left open (a socket, a timer) must not keep CI waiting.
+process.exit(process.exitCode ?? 0)

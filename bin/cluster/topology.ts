@@ -344,8 +344,15 @@ function gatewayProcess(spec: {
         300
       ).catch(() => false)
       if (!up) {
+        const exit = proc.exit
         await proc.kill()
-        throw new Error(`${spec.name} did not start:\n${await proc.tail()}`)
+        // The last lines say why (a crash's stack is at the end); each line cut, so a report keeps them all.
+        const tail = (await proc.tail(8))
+          .split('\n')
+          .map((line) => line.slice(0, 240))
+          .join('\n')
+        const how = exit ? `exited with code ${exit.code ?? exit.signal}` : 'not answering /health after 90 s'
+        throw new Error(`${spec.name} did not start (${how}); its log ends:\n${tail}`)
       }
     },
     async kill(signal: NodeJS.Signals = 'SIGKILL') {

@@ -281,7 +281,7 @@ test.group('topology faults', () => {
       await load?.stop().catch(() => {})
     }
     if (failures.length > 0) {
-      markFailed()
+      markFailed(failures)
       console.log(`  failures:\n  - ${failures.join('\n  - ')}`)
     }
     assert.deepEqual(

@@ -15,8 +15,12 @@ export const DATABASE = 'gateway_cluster_faults'
 let current: { topology: Topology; target: Target } | undefined
 let failed = false
 
-export function markFailed() {
+/** What failed, printed again as the run's very last lines (a CI log shows its tail). */
+export const failureSummary: string[] = []
+
+export function markFailed(failures: string[] = []) {
   failed = true
+  failureSummary.push(...failures)
 }
 
 export function cluster() {

@@ -134,8 +134,12 @@ export class MixedLoad {
     this.#running = false
     await Promise.all(this.#loops)
     this.#loops = []
+    // A merchant loop that was still creating a payment when the slip loop had
+    // drained its list may have added one after: its slip is uploaded here.
+    // (Waiting for the slip loop instead waited forever: it had ended.)
+    await this.#uploadSlips()
     // The last payments chosen to be paid are paid too.
-    await this.#importRound(true)
+    await this.#importRound()
     this.#agent.destroy()
   }
 
@@ -258,12 +262,15 @@ export class MixedLoad {
   }
 
   async #slipLoop() {
-    while (this.#running || this.#toSlip.length > 0) {
-      const next = this.#toSlip.shift()
-      if (!next) {
-        await sleep(500)
-        continue
-      }
+    while (this.#running) {
+      if (this.#toSlip.length === 0) await sleep(500)
+      else await this.#uploadSlips()
+    }
+  }
+
+  /** Uploads the slips chosen so far, one at a time. */
+  async #uploadSlips() {
+    for (let next = this.#toSlip.shift(); next; next = this.#toSlip.shift()) {
       // A slip for an order that closed meanwhile (paid, expired) is refused with 403
       // permission-denied: the merchant's answer, not a fault of the gateway.
       await this.operate(next.merchant, 'slip', '/slip/upload', {
@@ -276,14 +283,13 @@ export class MixedLoad {
   async #importLoop() {
     while (this.#running) {
       await sleep(6000)
-      await this.#importRound(false)
+      await this.#importRound()
     }
   }
 
   /** One statement file paying the payments chosen since the last round, imported until it lands. */
-  async #importRound(last: boolean) {
-    // Slips first: a payment is paid after its slip was uploaded (or given up).
-    if (last) while (this.#toSlip.length > 0) await sleep(200)
+  async #importRound() {
+    // Slips first (stop() uploads the last ones before the last round): a payment is paid after its slip.
     const batch = this.#toPay.splice(0)
     if (batch.length === 0) return
     // A few seconds back: a line dated after the import's own clock is refused.
