@@ -74,6 +74,7 @@ const PlatformsController = () => import('#admin/controllers/platforms_controlle
 const MerchantsController = () => import('#admin/controllers/merchants_controller')
 const DepositAccountsController = () => import('#admin/controllers/deposit_accounts_controller')
 const OperatorsController = () => import('#admin/controllers/operators_controller')
+const NotificationsController = () => import('#admin/controllers/notifications_controller')
 
 router.get('/admin/assets/admin.css', [AssetsController, 'stylesheet'])
 router.get('/admin/assets/js/:file', [AssetsController, 'script'])
@@ -111,6 +112,8 @@ router
     // Configuration: admins only.
     router
       .group(() => {
+        router.get('/notifications', [NotificationsController, 'index'])
+        router.post('/notifications/acknowledge', [NotificationsController, 'acknowledge'])
         router.get('/operators', [OperatorsController, 'index'])
         router.post('/operators', [OperatorsController, 'store'])
         router.post('/operators/:id', [OperatorsController, 'update']).where('id', /^\d+$/)
@@ -137,10 +140,9 @@ router
           MerchantsController,
           'cancelRotation',
         ])
-        router.post('/merchants/:merchantId/rotations/:rotationId/reveal', [
-          MerchantsController,
-          'revealRotation',
-        ])
+        router
+          .post('/merchants/:merchantId/handovers/:handoverId', [MerchantsController, 'viewHandover'])
+          .where('handoverId', /^\d+$/)
 
         router.get('/deposit-accounts/new', [DepositAccountsController, 'create'])
         router.post('/deposit-accounts', [DepositAccountsController, 'store'])

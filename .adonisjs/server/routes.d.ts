@@ -36,6 +36,8 @@ export type ScannedRoutes = {
     'audit.index': { paramsTuple?: []; params?: {} }
     'audit.export': { paramsTuple?: []; params?: {} }
     'platforms.index': { paramsTuple?: []; params?: {} }
+    'notifications.index': { paramsTuple?: []; params?: {} }
+    'notifications.acknowledge': { paramsTuple?: []; params?: {} }
     'operators.index': { paramsTuple?: []; params?: {} }
     'operators.store': { paramsTuple?: []; params?: {} }
     'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
@@ -55,7 +57,7 @@ export type ScannedRoutes = {
     'merchants.rotate': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
     'merchants.schedule_rotation': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
     'merchants.cancel_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
-    'merchants.reveal_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'merchants.view_handover': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'handoverId': ParamValue} }
     'deposit_accounts.create': { paramsTuple?: []; params?: {} }
     'deposit_accounts.store': { paramsTuple?: []; params?: {} }
     'deposit_accounts.schedule_maintenance': { paramsTuple?: []; params?: {} }
@@ -126,6 +128,7 @@ export type ScannedRoutes = {
     'audit.index': { paramsTuple?: []; params?: {} }
     'audit.export': { paramsTuple?: []; params?: {} }
     'platforms.index': { paramsTuple?: []; params?: {} }
+    'notifications.index': { paramsTuple?: []; params?: {} }
     'operators.index': { paramsTuple?: []; params?: {} }
     'platforms.create': { paramsTuple?: []; params?: {} }
     'merchants.create': { paramsTuple?: []; params?: {} }
@@ -172,6 +175,7 @@ export type ScannedRoutes = {
     'audit.index': { paramsTuple?: []; params?: {} }
     'audit.export': { paramsTuple?: []; params?: {} }
     'platforms.index': { paramsTuple?: []; params?: {} }
+    'notifications.index': { paramsTuple?: []; params?: {} }
     'operators.index': { paramsTuple?: []; params?: {} }
     'platforms.create': { paramsTuple?: []; params?: {} }
     'merchants.create': { paramsTuple?: []; params?: {} }
@@ -220,6 +224,7 @@ export type ScannedRoutes = {
     'session.welcome': { paramsTuple: [ParamValue]; params: {'token': ParamValue} }
     'session.logout': { paramsTuple?: []; params?: {} }
     'session.logout_everywhere': { paramsTuple?: []; params?: {} }
+    'notifications.acknowledge': { paramsTuple?: []; params?: {} }
     'operators.store': { paramsTuple?: []; params?: {} }
     'operators.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'operators.unlock': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
@@ -235,7 +240,7 @@ export type ScannedRoutes = {
     'merchants.rotate': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
     'merchants.schedule_rotation': { paramsTuple: [ParamValue]; params: {'merchantId': ParamValue} }
     'merchants.cancel_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
-    'merchants.reveal_rotation': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'rotationId': ParamValue} }
+    'merchants.view_handover': { paramsTuple: [ParamValue,ParamValue]; params: {'merchantId': ParamValue,'handoverId': ParamValue} }
     'deposit_accounts.store': { paramsTuple?: []; params?: {} }
     'deposit_accounts.schedule_maintenance': { paramsTuple?: []; params?: {} }
     'deposit_accounts.cancel_maintenance': { paramsTuple: [ParamValue]; params: {'windowId': ParamValue} }

@@ -266,3 +266,21 @@ export const sourceFailures = new Counter({
   labelNames: ['source'] as const,
   registers: [registry],
 })
+
+export const breakGlassUses = new Gauge({
+  name: 'gateway_break_glass_uses',
+  help: 'Money-directing changes made from a server shell, beyond four eyes (break-glass), since the gateway was installed; any increase is alerted',
+  registers: [registry],
+})
+
+export const sensitiveRequestsPending = new Gauge({
+  name: 'gateway_sensitive_requests_pending',
+  help: 'Approval requests to change where money goes (accounts, routes, secrets, roles) waiting for a second admin',
+  registers: [registry],
+})
+
+export const sensitiveRequestOldest = new Gauge({
+  name: 'gateway_sensitive_request_oldest_age_seconds',
+  help: 'How long the oldest pending request to change where money goes has waited (0 when none)',
+  registers: [registry],
+})

@@ -15,6 +15,9 @@ import {
   auditChainProblems,
   auditChainUnsealed,
   auditChainVerifyAge,
+  breakGlassUses,
+  sensitiveRequestOldest,
+  sensitiveRequestsPending,
   callbackOldestPending,
   callbackOutbox,
   dbPoolConnections,
@@ -253,6 +256,22 @@ async function readReviewQueues(now: number) {
   callbackOutbox.labels('pending').set(Number(byState.get('pending')?.total ?? 0))
   callbackOutbox.labels('failed').set(Number(byState.get('failed')?.total ?? 0))
   callbackOldestPending.set(ageSeconds(byState.get('pending')?.oldest, now))
+
+  // Four eyes on where money goes (app/notifications): the break-glass uses, and the sensitive requests waiting.
+  const [[glass], [sensitive]] = (
+    await Promise.all([
+      db.rawQuery(`SELECT COUNT(*) AS total FROM notifications WHERE kind = 'break_glass'`),
+      db.rawQuery(
+        `SELECT COUNT(*) AS total, MIN(r.created_at) AS oldest
+           FROM approval_requests r
+           JOIN notifications n ON n.approval_request_id = r.id AND n.kind = 'request'
+          WHERE r.status = 'pending'`
+      ),
+    ])
+  ).map(rowsOf)
+  breakGlassUses.set(Number(glass.total ?? 0))
+  sensitiveRequestsPending.set(Number(sensitive.total ?? 0))
+  sensitiveRequestOldest.set(ageSeconds(sensitive.oldest, now))
 }
 
 /** Current Bangkok hour and day use of each active account against the limits it has. */

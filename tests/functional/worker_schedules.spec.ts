@@ -79,6 +79,7 @@ test.group('worker schedules survive Redis losing its data', (group) => {
       'purge-merchant-requests',
       'seal-audit-log',
       'verify-audit-chain',
+      'mail-notifications',
     ])
     assert.deepEqual(response.json.workers, [])
   })

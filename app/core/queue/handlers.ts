@@ -41,6 +41,8 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/seal_audit_log_job')).default as Handler,
   [JOBS.verifyAuditChain.name]: async () =>
     (await import('#jobs/verify_audit_chain_job')).default as Handler,
+  [JOBS.mailNotifications.name]: async () =>
+    (await import('#jobs/mail_notifications_job')).default as Handler,
   [JOBS.purgeMerchantRequests.name]: async () =>
     (await import('#jobs/purge_merchant_requests_job')).default as Handler,
 }

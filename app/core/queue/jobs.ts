@@ -154,6 +154,13 @@ export const JOBS = {
     attempts: 3,
     backoff: { type: 'exponential', delay: 60_000 },
   },
+  /** Mails the notices of sensitive requests and break-glass uses to every other admin. */
+  mailNotifications: {
+    queue: 'operations',
+    name: 'notifications.mail',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
   /** Forgets the answers of merchant requests older than a day (the same request, the same answer). */
   purgeMerchantRequests: {
     queue: 'operations',
@@ -195,6 +202,7 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   { id: 'seal-audit-log', job: 'sealAuditLog', everyMs: 10_000 },
   { id: 'verify-audit-chain', job: 'verifyAuditChain', everyMs: 24 * 3_600_000 },
   { id: 'purge-merchant-requests', job: 'purgeMerchantRequests', everyMs: 3_600_000 },
+  { id: 'mail-notifications', job: 'mailNotifications', everyMs: queueConfig.sweepIntervalMs },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
 ]
