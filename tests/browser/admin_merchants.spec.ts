@@ -3,6 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import type { BrowserContext, Page } from 'playwright-core'
 import Merchant from '#merchants/models/merchant'
+import ApprovalRequest from '#approvals/models/approval_request'
 import MerchantCredential from '#merchants/models/merchant_credential'
 import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_rotation'
 import { createPlatform } from '#merchants/actions/create_platform'
@@ -77,6 +78,7 @@ test.group('back-office merchants (browser)', (group) => {
   const contexts: BrowserContext[] = []
   group.each.setup(() => resetDatabase())
   group.each.teardown(async () => {
+    secondPage = null
     await Promise.all(contexts.splice(0).map((context) => context.close()))
   })
   group.teardown(() => closeBrowser())
@@ -86,6 +88,31 @@ test.group('back-office merchants (browser)', (group) => {
     const signedIn = await signedInAs(ADMIN, 'admin')
     contexts.push(signedIn.context)
     return signedIn.page
+  }
+
+  /** The second admin's page, signed in once per test. */
+  let secondPage: Page | null = null
+  async function secondAdmin() {
+    if (secondPage && !secondPage.isClosed()) return secondPage
+    const second = await signedInAs('second@example.com', 'admin')
+    contexts.push(second.context)
+    secondPage = second.page
+    return secondPage
+  }
+
+  /** A second admin approves the credentials request on the approvals queue. */
+  async function approvedBySecondAdmin(requestId: number, shot?: string) {
+    const second = { page: await secondAdmin() }
+    await second.page.goto(adminUrl('/review/approvals'))
+    if (shot) await screenshot(second.page, shot)
+    await second.page.fill(
+      `#approve-form-${requestId} input[name=comment]`,
+      'checked with the merchant'
+    )
+    await submit(second.page, `#approve-form-${requestId}`)
+    const request = await ApprovalRequest.findOrFail(requestId)
+    if (request.status !== 'approved') throw new Error(`request #${requestId} is ${request.status}`)
+    return request
   }
 
   test('a merchant created in the panel whose shown credentials work on /balance', async ({
@@ -375,7 +402,7 @@ test.group('back-office merchants (browser)', (group) => {
     ])
   })
 
-  test('a rotation with grace: new values shown once, the old ones work until the grace end', async ({
+  test('a rotation with grace: asked by one admin, approved by a second, the new values shown once to the first; the old ones work until the grace end', async ({
     assert,
   }) => {
     const who = await createTestMerchant()
@@ -391,20 +418,37 @@ test.group('back-office merchants (browser)', (group) => {
     await page.check('#field-rotate_secret')
     await page.fill('#field-rotate_comment', 'yearly rotation')
     await submit(page, '#rotate-form')
-    assert.match(page.url(), /\/credentials$/)
+    const request = await ApprovalRequest.findByOrFail('kind', 'credential_rotation')
+    assert.include(
+      await page.locator('.flash.success').innerText(),
+      `approval request #${request.id} opened: waits for a second admin`
+    )
+    assert.equal(await count('merchant_credentials'), 1, 'nothing changes on one admin’s click')
+    assert.equal((await balance(who)).status, 200)
+
+    await approvedBySecondAdmin(request.id, 'rotation-request')
+    await page.reload()
+    await screenshot(page, 'rotation-handover')
+    await submit(page, '#handover-mine form')
+    assert.match(page.url(), /\/handovers\/\d+$/)
     const rotated = await shownCaller(page, who)
     assert.notEqual(rotated.token, who.token)
     assert.notEqual(rotated.secret, who.secret)
     const previous = await MerchantCredential.query().whereNotNull('expires_at').firstOrFail()
     const graceEnd = previous.expiresAt!.setZone(GATEWAY_ZONE).toFormat('yyyy-LL-dd HH:mm:ss')
     assert.include(await page.locator('#grace-end').innerText(), graceEnd)
+    assert.include(
+      await page.locator('#handover-instructions').innerText(),
+      'two different channels'
+    )
     await screenshot(page, 'rotated')
 
     assert.equal((await balance(who)).status, 200, 'the old values work during the grace')
     assert.equal((await balance(rotated)).status, 200, 'the new values work at once')
 
-    await page.reload()
+    await page.goto(adminUrl(`/merchants/${who.merchantId}`))
     assert.notInclude(await page.content(), rotated.secret)
+    assert.equal(await page.locator('#handover-mine').count(), 0, 'shown once')
     assert.equal(await page.locator('#credentials-table .credential-grace').count(), 1)
     assert.include(await page.locator('#credentials-table .credential-grace').innerText(), graceEnd)
 
@@ -417,7 +461,7 @@ test.group('back-office merchants (browser)', (group) => {
     assert.equal((await balance(rotated)).status, 200)
 
     const [audit] = await db.from('audit_logs').where('action', 'merchant.credentials.rotate')
-    assert.equal(audit.actor, `operator:${ADMIN}`)
+    assert.equal(audit.actor, 'operator:second@example.com')
     assert.equal(audit.comment, 'yearly rotation')
     assert.include(json(audit.details), {
       token_rotated: true,
@@ -427,13 +471,19 @@ test.group('back-office merchants (browser)', (group) => {
     for (const value of [rotated.token, rotated.secret]) {
       assert.notInclude(JSON.stringify(audit), value)
     }
-    assert.deepEqual(await auditActions(page, who.merchantId), [
+    const actions = await auditActions(page, who.merchantId)
+    for (const action of [
+      'merchant.credentials.handover',
       'merchant.credentials.rotate',
+      'approval.approve',
+      'approval.request',
       'merchant.create',
-    ])
+    ]) {
+      assert.include(actions, action)
+    }
   })
 
-  test('a scheduled rotation carried out by the worker: revealed once in the panel, it works on /balance', async ({
+  test('a scheduled rotation approved by a second admin and carried out by the worker: shown once to its requester, it works on /balance', async ({
     assert,
   }) => {
     const who = await createTestMerchant()
@@ -446,10 +496,14 @@ test.group('back-office merchants (browser)', (group) => {
     assert.include(await page.locator('#error-schedule_run_at').innerText(), 'in the future')
     assert.equal(await count('scheduled_credential_rotations'), 0)
 
-    // One far ahead, cancelled.
+    // One far ahead, approved, then cancelled (at once: it only stops a rotation).
     await page.fill('#field-schedule_run_at', bangkokInSeconds(86_400))
     await page.check('#field-schedule_token')
     await submit(page, '#schedule-rotation-form')
+    assert.equal(await count('scheduled_credential_rotations'), 0, 'scheduled only when approved')
+    const first = await ApprovalRequest.findByOrFail('action', 'merchant.schedule_rotation')
+    await approvedBySecondAdmin(first.id)
+    await page.reload()
     const later = await ScheduledCredentialRotation.query().firstOrFail()
     await submit(page, `#rotation-cancel-${later.id}`)
     assert.include(await page.locator('.flash.success').innerText(), 'cancelled')
@@ -459,19 +513,26 @@ test.group('back-office merchants (browser)', (group) => {
       'cancelled'
     )
 
-    // One a few seconds ahead, token and secret, short grace.
-    const runAt = bangkokInSeconds(4)
+    // One a few seconds ahead, token and secret, short grace (the second admin is
+    // signed in already: the time must still be ahead when they approve).
+    await secondAdmin()
+    const runAt = bangkokInSeconds(6)
     await page.fill('#field-schedule_run_at', runAt)
     await page.check('#field-schedule_token')
     await page.check('#field-schedule_secret')
     await page.fill('#field-schedule_grace_seconds', '8')
     await page.fill('#field-schedule_comment', 'planned with the merchant')
     await submit(page, '#schedule-rotation-form')
-    assert.include(await page.locator('.flash.success').innerText(), runAt.replace('T', ' '))
+    assert.include(await page.locator('.flash.success').innerText(), 'waits for a second admin')
+    const second = await ApprovalRequest.query()
+      .where('action', 'merchant.schedule_rotation')
+      .where('status', 'pending')
+      .firstOrFail()
+    await approvedBySecondAdmin(second.id)
     const rotation = await ScheduledCredentialRotation.query()
       .where('status', 'scheduled')
       .firstOrFail()
-    assert.include(await page.locator(`#rotation-${rotation.id}`).innerText(), 'scheduled')
+    assert.equal(rotation.runAt.setZone(GATEWAY_ZONE).toFormat("yyyy-LL-dd'T'HH:mm:ss"), runAt)
 
     const stop = startTestWorker('operations')
     try {
@@ -481,30 +542,32 @@ test.group('back-office merchants (browser)', (group) => {
       )
       assert.isTrue(rotation.doneAt! >= rotation.runAt)
       await page.reload()
-      const waiting = await page.locator('#values-waiting').innerText()
+      const waiting = await page.locator('#handover-mine').innerText()
       const graceEnd = rotation.previousValidUntil!.setZone(GATEWAY_ZONE)
       assert.include(waiting, graceEnd.toFormat('yyyy-LL-dd HH:mm:ss'))
       assert.include(waiting, 'locked out')
       await screenshot(page, 'rotation-waiting')
 
-      await submit(page, `#rotation-reveal-${rotation.id}`)
-      assert.match(page.url(), /\/credentials$/)
+      await submit(page, '#handover-mine form')
+      assert.match(page.url(), /\/handovers\/\d+$/)
       assert.include(
         await page.locator('#grace-end').innerText(),
         graceEnd.toFormat('yyyy-LL-dd HH:mm:ss')
       )
       const revealed = await shownCaller(page, who)
       assert.notEqual(revealed.token, who.token)
-      assert.equal((await balance(revealed)).status, 200, 'the revealed values work')
+      assert.equal((await balance(revealed)).status, 200, 'the values shown work')
       assert.equal((await balance(who)).status, 200, 'the old ones until the grace end')
 
-      // Revealed once: the values are gone from the database and the page.
-      await rotation.refresh()
-      assert.isNull(rotation.newTokenEncrypted)
-      assert.isNull(rotation.newSecretEncrypted)
+      // Shown once: the values are gone from the database and the page.
+      const handover = await db
+        .from('credential_handovers')
+        .where('rotation_id', rotation.id)
+        .first()
+      assert.isNull(handover.token_encrypted)
+      assert.isNull(handover.secret_encrypted)
       await page.goto(adminUrl(`/merchants/${who.merchantId}`))
-      assert.equal(await page.locator('#values-waiting').count(), 0)
-      assert.equal(await page.locator(`#rotation-reveal-${rotation.id}`).count(), 0)
+      assert.equal(await page.locator('#handover-mine').count(), 0)
       assert.include(
         await page.locator(`#rotation-${rotation.id}`).innerText(),
         `operator:${ADMIN}`
@@ -527,15 +590,18 @@ test.group('back-office merchants (browser)', (group) => {
     }
 
     const actions = await auditActions(page, who.merchantId)
-    assert.deepEqual(actions, [
-      'merchant.credentials.revoke',
-      'merchant.credentials.reveal',
-      'merchant.credentials.rotate',
-      'merchant.credentials.schedule_rotation',
-      'merchant.credentials.cancel_rotation',
-      'merchant.credentials.schedule_rotation',
-      'merchant.create',
-    ])
+    assert.deepEqual(
+      actions.filter((action) => action.startsWith('merchant.')),
+      [
+        'merchant.credentials.revoke',
+        'merchant.credentials.handover',
+        'merchant.credentials.rotate',
+        'merchant.credentials.schedule_rotation',
+        'merchant.credentials.cancel_rotation',
+        'merchant.credentials.schedule_rotation',
+        'merchant.create',
+      ]
+    )
     const actors = await page.locator('#audit-table tbody tr td:nth-child(2)').allInnerTexts()
     assert.deepEqual(actors.slice(0, 3), ['system', `operator:${ADMIN}`, 'system'])
   })

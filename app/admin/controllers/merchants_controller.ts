@@ -7,7 +7,11 @@ import { editSettlementAccounts } from '#merchants/actions/edit_settlement_accou
 import { rotateCredentials } from '#merchants/actions/rotate_credentials'
 import { scheduleCredentialRotation } from '#merchants/actions/schedule_credential_rotation'
 import { cancelScheduledRotation } from '#merchants/actions/cancel_scheduled_rotation'
-import { revealRotationValues } from '#merchants/actions/reveal_rotation_values'
+import {
+  viewCredentialHandover,
+  waitingHandovers,
+} from '#merchants/actions/view_credential_handover'
+import type Operator from '#operators/models/operator'
 import {
   merchantFilters,
   merchantList,
@@ -57,7 +61,7 @@ const CLEARABLE = ['deposit_group', 'payout_route', 'withdraw_max', 'api_rate_li
  * answering a POST, never in a URL.
  */
 interface ShownCredentials {
-  kind: 'created' | 'rotated' | 'revealed'
+  kind: 'created' | 'rotated'
   merchant_id: string
   token?: string
   secret?: string
@@ -187,7 +191,7 @@ export default class MerchantsController {
     return view.render('admin/merchants/credentials', { shown })
   }
 
-  async show({ params, view }: HttpContext) {
+  async show({ params, view, auth }: HttpContext) {
     const page = await merchantPage(String(params.merchantId))
     if (!page) throw ActionError.notFound('merchant_id', `No merchant ${params.merchantId}`)
     const groups = await depositGroupOptions(page.merchant.deposit_group)
@@ -201,7 +205,7 @@ export default class MerchantsController {
         grace_seconds: gateway.credentialGraceSeconds,
         api_rate_limit: gateway.rateLimits.perMerchant,
       },
-      waiting: page.rotations.filter((rotation) => rotation.values_to_reveal),
+      ...(await handoverState(auth.user as Operator, String(params.merchantId))),
     })
   }
 
@@ -312,7 +316,11 @@ export default class MerchantsController {
     )
   }
 
-  /** Rotates now; the new values are shown once, with the end of the previous ones' grace. */
+  /**
+   * Rotate now: opens an approval request for a second admin; nothing
+   * changes until it is approved. Then the requester sees the new values
+   * once (viewHandover).
+   */
   async rotate(ctx: HttpContext) {
     const input = formInput(ctx, 'rotate_', ['token', 'secret', 'grace_seconds', 'comment'])
     return submitAction(
@@ -322,14 +330,22 @@ export default class MerchantsController {
           rotateCredentials({ ...input, merchant_id: this.#id(ctx) }, actor),
           prefixedBy('rotate_')
         ),
-      (rotated) =>
-        this.#showOnce(ctx, {
+      (rotated) => {
+        if (rotated.outcome === 'approval_requested') {
+          ctx.session.flash(
+            'success',
+            `approval request #${rotated.request.id} opened: waits for a second admin. Nothing changes until it is approved; then the new values are shown once, to you, on this page.`
+          )
+          return this.#back(ctx)
+        }
+        return this.#showOnce(ctx, {
           kind: 'rotated',
           merchant_id: rotated.merchant.merchantId,
           token: rotated.token,
           secret: rotated.secret,
           previous_valid_until: formatGatewayDateTime(rotated.previous_valid_until),
         })
+      }
     )
   }
 
@@ -349,16 +365,19 @@ export default class MerchantsController {
           scheduleCredentialRotation({ ...input, merchant_id: this.#id(ctx) }, actor),
           prefixedBy('schedule_')
         ),
-      ({ rotation }) => {
+      (scheduled) => {
         ctx.session.flash(
           'success',
-          `Rotation ${rotation.id} scheduled for ${formatGatewayDateTime(rotation.runAt)} (Bangkok time). Reveal its new values here once it has run.`
+          scheduled.outcome === 'approval_requested'
+            ? `approval request #${scheduled.request.id} opened: waits for a second admin. The rotation is scheduled when approved; once it has run, its new values are shown once, to you, on this page.`
+            : `Rotation ${scheduled.rotation.id} scheduled for ${formatGatewayDateTime(scheduled.rotation.runAt)} (Bangkok time).`
         )
         return this.#back(ctx)
       }
     )
   }
 
+  /** Cancelling only stops a rotation: immediate, no second admin. */
   async cancelRotation(ctx: HttpContext) {
     return submitAction(
       ctx,
@@ -377,26 +396,36 @@ export default class MerchantsController {
     )
   }
 
-  /** A done rotation's new values, once: the action clears them as it returns them. */
-  async revealRotation(ctx: HttpContext) {
+  /**
+   * The new values of an approved rotation, once, to the operator who asked
+   * for it: rendered in the answer to this POST (no-store), never put in the
+   * session or a URL; the action clears them as it returns them, so a reload
+   * or anyone else is refused.
+   */
+  async viewHandover(ctx: HttpContext) {
     return submitAction(
       ctx,
       (actor) =>
         inForm(
-          revealRotationValues(
-            { merchant_id: this.#id(ctx), rotation_id: ctx.params.rotationId },
+          viewCredentialHandover(
+            { merchant_id: this.#id(ctx), handover_id: ctx.params.handoverId },
             actor
           ),
           onTop
         ),
-      (revealed) =>
-        this.#showOnce(ctx, {
-          kind: 'revealed',
-          merchant_id: revealed.merchant.merchantId,
-          token: revealed.token,
-          secret: revealed.secret,
-          previous_valid_until: formatGatewayDateTime(revealed.rotation.previousValidUntil),
+      (shown) => {
+        ctx.response.header('Cache-Control', 'no-store')
+        return ctx.view.render('admin/merchants/credentials', {
+          shown: {
+            kind: 'rotated',
+            merchant_id: shown.merchant.merchantId,
+            token: shown.token,
+            secret: shown.secret,
+            previous_valid_until: formatGatewayDateTime(shown.previousValidUntil),
+            handover: true,
+          },
         })
+      }
     )
   }
 
@@ -444,6 +473,30 @@ export default class MerchantsController {
       return this.#back(ctx)
     })
   }
+}
+
+/**
+ * The merchant page's new credentials waiting for their one view: the
+ * operator's own (a button) and the others' (who must look).
+ */
+async function handoverState(operator: Operator, merchantId: string) {
+  const merchant = await Merchant.findBy('merchant_id', merchantId)
+  const waiting = merchant ? await waitingHandovers(merchant) : []
+  return {
+    myHandovers: waiting.filter((handover) => handover.operator_id === operator.id),
+    othersHandovers: waiting.filter((handover) => handover.operator_id !== operator.id),
+  }
+}
+
+/** Whether the merchant settles only to registered accounts (it has or had one). */
+async function settlementAccountsRequired(merchantId: string) {
+  const merchant = await Merchant.findByOrFail('merchant_id', merchantId)
+  return (await settlementRestriction(merchant.id)).required
+}
+
+/** What the page says when a change waits for a second admin. */
+function asked(request: ApprovalRequest) {
+  return `approval request #${request.id} opened: waits for a second admin. Nothing of it applies until another admin approves it.`
 }
 
 /** A list form's change: entries to add (typed, separated by spaces, commas or lines) and one to remove. */
