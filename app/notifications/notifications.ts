@@ -83,7 +83,10 @@ export interface NotificationView {
   acked_at: Date | null
 }
 
-/** The notices `operatorId` has not acknowledged, newest first, and how many there are. */
+/**
+ * The notices `operatorId` has not acknowledged, newest first, and how many
+ * there are: those of everyone else (an admin knows what they asked).
+ */
 export async function unacknowledgedFor(operatorId: number, limit = 20) {
   const since = new Date(Date.now() - SHOWN_FOR_DAYS * 86_400_000)
   const base = () =>
@@ -94,6 +97,7 @@ export async function unacknowledgedFor(operatorId: number, limit = 20) {
       })
       .whereNull('a.notification_id')
       .where('n.created_at', '>=', since)
+      .where((query) => query.whereNull('n.operator_id').orWhereNot('n.operator_id', operatorId))
   const [rows, count] = await Promise.all([
     limit > 0 ? base().orderBy('n.id', 'desc').limit(limit).select('n.*') : [],
     base().count('* as total').first(),

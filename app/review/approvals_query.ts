@@ -66,6 +66,8 @@ export function requestChange(row: Record<string, any>) {
 
 const TARGET_PAGES: Record<string, (id: string) => string> = {
   deposit_account: (id) => `/admin/deposit-accounts/${encodeURIComponent(id)}`,
+  // A new account waiting to be added: the pool lists it with its request.
+  new_deposit_account: () => '/admin/deposit-accounts',
   merchant: (id) => `/admin/merchants/${encodeURIComponent(id)}`,
   operator: () => `/admin/operators`,
 }
