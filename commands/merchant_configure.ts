@@ -6,6 +6,9 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * and prints all of them, with warnings about settings that make calls fail.
  * With no option it just prints. --no-deposit-group and the like clear.
  * Numbers are read as text so that the action, not Ace, judges them.
+ * Everything applies at once; a change that waits for a second admin in the
+ * back-office (a payout route, a fee, a wider limit, a permission on, an
+ * activation) is recorded as a break-glass use and notified to every admin.
  */
 export default class MerchantConfigure extends BaseCommand {
   static commandName = 'merchant:configure'

@@ -1,7 +1,13 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
-/** Ace adapter of the edit-IP-whitelist action; with no flag it only lists. */
+/**
+ * Ace adapter of the edit-IP-whitelist action; with no flag it only lists.
+ * Every change applies at once; one that lets more sources call (an address
+ * added to a list, the last one removed), which waits for a second admin in
+ * the back-office, is recorded as a break-glass use and notified to every
+ * admin.
+ */
 export default class MerchantIpWhitelist extends BaseCommand {
   static commandName = 'merchant:ip-whitelist'
   static description =

@@ -1,11 +1,16 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 
-/** Ace adapter of the edit-settlement-accounts action; with no flag it only lists. */
+/**
+ * Ace adapter of the edit-settlement-accounts action; with no flag it only
+ * lists. A change applies at once (in the back-office it waits for a second
+ * admin) and is recorded as a break-glass use: audited and notified to every
+ * admin.
+ */
 export default class MerchantSettlementAccounts extends BaseCommand {
   static commandName = 'merchant:settlement-accounts'
   static description =
-    'List, add or remove the bank accounts a merchant may settle to (none registered: any account)'
+    'List, add or remove the bank accounts a merchant may settle to (a change is a break-glass use, notified to every admin)'
   static options: CommandOptions = { startApp: true }
 
   @args.string({ description: 'merchant_id' })
@@ -22,6 +27,7 @@ export default class MerchantSettlementAccounts extends BaseCommand {
 
   async run() {
     const { editSettlementAccounts } = await import('#merchants/actions/edit_settlement_accounts')
+    const { settlementRestriction } = await import('#merchants/settlement_accounts')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {
@@ -35,10 +41,16 @@ export default class MerchantSettlementAccounts extends BaseCommand {
         cliActor()
       )
       const id = result.merchant.merchantId
+      const { required } = await settlementRestriction(result.merchant.id)
+      if (result.added.length + result.removed.length > 0) {
+        this.logger.warning('break-glass: recorded in the audit log and notified to every admin')
+      }
       console.log(
-        result.settlementAccounts.length === 0
-          ? `${id}: no registered settlement accounts, any destination is accepted`
-          : `${id} settles only to: ${result.settlementAccounts.join(', ')}`
+        result.settlementAccounts.length > 0
+          ? `${id} settles only to: ${result.settlementAccounts.join(', ')}`
+          : required
+            ? `${id}: no registered settlement account, every settlement is refused until one is`
+            : `${id}: no settlement account ever registered, any destination is accepted`
       )
     })
   }

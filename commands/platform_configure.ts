@@ -5,11 +5,12 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * Ace adapter of the configure-platform action: changes the settings given
  * and prints them all. Hours are Bangkok time (GMT+7); a window such as
  * 22:00-06:00 spans midnight. --no-payment-page-domain clears the domain.
- * From the command line, switching deposits back on and raising or removing
- * the four-eyes threshold apply at once (in the back-office they need a
- * second admin's approval); the audit row records that they were made here,
- * and a pending back-office request for the same change is closed as
- * superseded.
+ * From the command line, switching deposits back on, raising or removing
+ * the four-eyes threshold and setting a new payment page domain apply at
+ * once (in the back-office they need a second admin's approval); the audit
+ * row records that they were made here, a new payment page domain is also a
+ * break-glass use notified to every admin, and a pending back-office request
+ * for the same change is closed as superseded.
  */
 export default class PlatformConfigure extends BaseCommand {
   static commandName = 'platform:configure'

@@ -8,6 +8,7 @@ import { DEPOSIT_GROUP_PATTERN, DEPOSIT_GROUP_RULE } from '#payments/deposit_acc
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import { formatAmount } from '#core/money'
 import { ActionError } from '#core/validation'
+import type { ApprovalTarget } from '#approvals/approvable_actions'
 
 /** Letters and digits ending with a digit (generated ids are M + 9 digits). */
 export const MERCHANT_ID = /^[A-Za-z0-9]{0,31}[0-9]$/
@@ -43,6 +44,11 @@ export async function lockMerchant(
     throw ActionError.notFound('merchant_id', `No merchant with merchant_id ${merchantId}`)
   }
   return merchant
+}
+
+/** A merchant as the target of an approval request (the merchant page lists its requests). */
+export function merchantTarget(merchant: Merchant): ApprovalTarget {
+  return { type: 'merchant', id: merchant.merchantId, amount: null, reviewedBy: null }
 }
 
 /** A whole number from min to max (numeric text is accepted, as typed in a form or flag). */

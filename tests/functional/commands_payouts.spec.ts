@@ -54,7 +54,7 @@ test.group('payout operator commands', (group) => {
 
     const empty = await ace('merchant:settlement-accounts', id)
     assert.equal(empty.code, 0, empty.output)
-    assert.include(empty.stdout, `${id}: no registered settlement accounts`)
+    assert.include(empty.stdout, `${id}: no settlement account ever registered`)
 
     const added = await ace(
       'merchant:settlement-accounts',

@@ -15,6 +15,8 @@ import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
+import { actsFromShell } from '#approvals/maker_checker'
+import { recordBreakGlass } from '#notifications/notifications'
 import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
 
@@ -42,11 +44,13 @@ export const configurePlatformValidator = vine.compile(
  * requests opened.
  *
  * Four eyes: a back-office operator (an actor with an operator id) cannot
- * alone switch deposits back on after the killswitch, nor raise or remove
- * the four-eyes threshold; those changes become approval requests for
- * another admin, and the rest of the change is saved. From the command line
- * (shell access to a server, outside the back-office's roles) they apply at
- * once, and the audit row says so.
+ * alone switch deposits back on after the killswitch, raise or remove the
+ * four-eyes threshold, nor set a new payment page domain (where payers are
+ * sent; removing it only stops flex payments and applies at once); those
+ * changes become approval requests for another admin, and the rest of the
+ * change is saved. From the command line (shell access to a server, outside
+ * the back-office's roles) they apply at once, and the audit row says so; a
+ * new payment page domain is also recorded as a break-glass use.
  *
  * A change applied directly closes the pending request it supersedes (status
  * superseded, with the reason, audited): switching deposits on from the
@@ -75,8 +79,20 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
         (threshold === null || threshold > platform.fourEyesThreshold)
 
       if (data.name !== undefined) platform.name = data.name
-      if (data.payment_page_domain !== undefined)
-        platform.paymentPageDomain = data.payment_page_domain
+      const domain = data.payment_page_domain
+      // A new payment page host decides where payers are sent: a second admin.
+      const redirectsPayers =
+        domain !== undefined && domain !== null && domain !== platform.paymentPageDomain
+      if (domain !== undefined) {
+        if (redirectsPayers && fromBackOffice) {
+          asked.push({
+            action: PAYMENT_PAGE_DOMAIN_ACTION,
+            input: { code: platform.code, payment_page_domain: domain, comment: data.comment },
+          })
+        } else {
+          platform.paymentPageDomain = domain
+        }
+      }
       if (data.deposit_enabled !== undefined) {
         if (switchesOn && fromBackOffice) {
           asked.push({
@@ -122,13 +138,26 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
         if (diff.changed.includes('deposit_enabled') && platform.depositEnabled) {
           await supersede('enable_deposits', 'deposits switched on')
         }
+        if (diff.changed.includes('payment_page_domain')) {
+          await supersede(
+            PAYMENT_PAGE_DOMAIN_KIND,
+            `payment page domain set to ${platform.paymentPageDomain ?? 'none'}`
+          )
+          if (redirectsPayers && actsFromShell(actor)) {
+            await recordBreakGlass(trx, actor, {
+              action: PAYMENT_PAGE_DOMAIN_ACTION,
+              summary: `set the payment page domain of platform ${platform.code} from ${before.payment_page_domain ?? 'none'} to ${platform.paymentPageDomain}`,
+              target: { type: 'platform', id: platform.code },
+            })
+          }
+        }
         if (diff.changed.includes('four_eyes_threshold')) {
           await supersede(
             'four_eyes_threshold',
             `four-eyes threshold set to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
           )
         }
-        const directly = !fromBackOffice && (switchesOn || weakens)
+        const directly = !fromBackOffice && (switchesOn || weakens || redirectsPayers)
         const details: Record<string, unknown> = {}
         if (directly) details.four_eyes = 'not required from the command line'
         if (superseded.length > 0) {
@@ -271,6 +300,35 @@ export function runFourEyesThreshold(
   )
 }
 
+/* A new payment page domain, as an approval request stores and runs it. */
+
+export const PAYMENT_PAGE_DOMAIN_ACTION = 'platform.payment_page_domain'
+export const PAYMENT_PAGE_DOMAIN_KIND = 'payment_page_domain'
+
+const paymentPageDomainSchema = vine.object({
+  code: vine.string().trim(),
+  payment_page_domain: vine.any().use(paymentPageDomain()),
+  comment: vine.string().trim().maxLength(500).optional(),
+})
+export const paymentPageDomainValidator = vine.compile(paymentPageDomainSchema)
+export type PaymentPageDomainData = Infer<typeof paymentPageDomainSchema> & {
+  payment_page_domain: string
+}
+
+export async function preparePaymentPageDomain(
+  trx: TransactionClientContract,
+  data: PaymentPageDomainData
+) {
+  const platform = await lockPlatform(trx, data.code)
+  if (platform.paymentPageDomain === data.payment_page_domain) {
+    throw ActionError.field(
+      'payment_page_domain',
+      `the payment page domain of platform ${platform.code} is already ${data.payment_page_domain}`
+    )
+  }
+  return { platform, target: platformTarget(platform) }
+}
+
 /* Switching deposits back on and loosening four eyes wait for a second admin. */
 registerApprovableAction<DepositsOnData, Awaited<ReturnType<typeof prepareDepositsOn>>>({
   name: 'platform.enable_deposits',
@@ -295,4 +353,32 @@ registerApprovableAction<
   validate: (input) => validateInput(fourEyesThresholdValidator, input),
   prepare: (trx, data) => prepareFourEyesThreshold(trx, data),
   run: (trx, prepared, data, context) => runFourEyesThreshold(trx, prepared, data, context),
+})
+
+/* Sending payers to another payment page host waits for a second admin, always. */
+registerApprovableAction<
+  PaymentPageDomainData,
+  Awaited<ReturnType<typeof preparePaymentPageDomain>>
+>({
+  name: PAYMENT_PAGE_DOMAIN_ACTION,
+  kind: PAYMENT_PAGE_DOMAIN_KIND,
+  approverRole: 'admin',
+  sensitive: true,
+  describe: (data) =>
+    `set the payment page domain of platform ${data.code} to ${data.payment_page_domain}`,
+  change: (data, prepared) => ({
+    before: { payment_page_domain: prepared.platform.paymentPageDomain ?? 'none' },
+    after: { payment_page_domain: data.payment_page_domain },
+  }),
+  validate: async (input) =>
+    (await validateInput(paymentPageDomainValidator, input)) as PaymentPageDomainData,
+  prepare: (trx, data) => preparePaymentPageDomain(trx, data),
+  run: (trx, prepared, data, context) =>
+    applyApproved(
+      trx,
+      prepared.platform,
+      (platform) => (platform.paymentPageDomain = data.payment_page_domain),
+      data.comment,
+      context
+    ),
 })

@@ -1,5 +1,4 @@
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import payoutsConfig from '#config/payouts'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
@@ -39,6 +38,7 @@ import { createdOrderEventStatement } from '#core/order_events'
 import { batchTransaction, insertStatement, markInserted, COMMIT } from '#core/sql_batch'
 import { merchantActor } from '#core/actor'
 import logger from '@adonisjs/core/services/logger'
+import { settlementDestinationRefusal } from '#merchants/settlement_accounts'
 
 export const holdSeconds = () => payoutsConfig.holdSeconds
 
@@ -202,14 +202,6 @@ async function scheduleAfterCreate(order: PayoutOrder) {
 }
 
 async function assertRegisteredSettlementAccount(merchant: Merchant, input: PayoutInput) {
-  const registered = await db.from('merchant_settlement_accounts').where('merchant_id', merchant.id)
-  if (registered.length === 0) return
-  const allowed = registered.some(
-    (row) => row.bank === input.bank && row.account_no === input.accountNo
-  )
-  if (!allowed) {
-    throw new InvalidOrderInput(
-      `${input.bank} ${input.accountNo} is not one of this merchant's registered settlement accounts`
-    )
-  }
+  const refused = await settlementDestinationRefusal(merchant.id, input.bank, input.accountNo)
+  if (refused) throw new InvalidOrderInput(refused)
 }
