@@ -251,14 +251,24 @@ test.group('back-office merchants (browser)', (group) => {
     await page.fill('#field-api_rate_limit', '7')
     await page.uncheck('#field-payment_enabled')
     await submit(page, '#merchant-settings-form')
-    assert.include(await page.locator('.flash.success').innerText(), 'Saved')
+    // The fee waits for a second admin; the rest is saved at once.
+    const saved = await page.locator('.flash.success').innerText()
+    assert.include(saved, 'Saved')
+    assert.match(saved, /approval request #\d+ opened: waits for a second admin/)
     await who.merchant.refresh()
     assert.equal(who.merchant.orderTtlSeconds, 1800)
-    assert.equal(who.merchant.withdrawFeeFlat, 1500)
+    assert.equal(who.merchant.withdrawFeeFlat, 0)
     assert.equal(who.merchant.depositGroup, 'grp-a')
     assert.equal(who.merchant.apiRateLimit, 7)
     assert.isFalse(who.merchant.paymentEnabled)
     assert.include(await page.locator('#merchant-warnings').innerText(), 'payments are off')
+    const feeRequest = await ApprovalRequest.query()
+      .where('action', 'merchant.configure')
+      .firstOrFail()
+    const card = page.locator(`#pending-request-${feeRequest.id}`)
+    assert.include(await card.innerText(), 'withdraw_fee_flat 15.00 THB')
+    assert.include(await card.locator('.own-request').innerText(), 'You asked for this request')
+    assert.equal(await page.locator(`#approve-request-${feeRequest.id}`).count(), 0)
     const refused = await signedPost(
       '/payment/create',
       who,
@@ -276,11 +286,24 @@ test.group('back-office merchants (browser)', (group) => {
       deposit_group: null,
       payment_enabled: true,
       order_ttl_seconds: 900,
-      withdraw_fee_flat: '0.00',
       api_rate_limit: null,
     })
-    assert.equal(json(configured.after_values).withdraw_fee_flat, '15.00')
     assert.equal(configured.comment, 'new contract')
+
+    // A second admin approves it from the merchant page: the fee is carried out as asked.
+    const second = await signedInAs('second-admin@example.com', 'admin')
+    contexts.push(second.context)
+    await second.page.goto(adminUrl(`/merchants/${who.merchantId}`))
+    await second.page.fill(`#approve-form-${feeRequest.id} input[name=comment]`, 'contract seen')
+    await submit(second.page, `#approve-form-${feeRequest.id}`)
+    assert.equal((await who.merchant.refresh()).withdrawFeeFlat, 1500)
+    assert.equal(await second.page.locator(`#pending-request-${feeRequest.id}`).count(), 0)
+    const [, approvedFee] = await db
+      .from('audit_logs')
+      .where('action', 'merchant.configure')
+      .orderBy('id')
+    assert.equal(approvedFee.actor, 'operator:second-admin@example.com')
+    assert.deepEqual(json(approvedFee.after_values), { withdraw_fee_flat: '15.00' })
 
     // Suspension needs the tick and a reason; then every call fails authentication.
     await submit(page, '#merchant-status-form')
@@ -292,30 +315,34 @@ test.group('back-office merchants (browser)', (group) => {
     await submit(page, '#merchant-status-form')
     assert.equal(await page.locator('#merchant-status').innerText(), 'suspended')
     assertError(assert, await balance(who), 403, 'authentication-failed')
+    // Activating again waits for a second admin.
     await page.check('#field-status_confirm')
     await page.fill('#field-status_comment', 'cleared')
     await submit(page, '#merchant-status-form')
-    assert.equal(await page.locator('#merchant-status').innerText(), 'active')
+    assert.equal(await page.locator('#merchant-status').innerText(), 'suspended')
+    assertError(assert, await balance(who), 403, 'authentication-failed')
+    const activation = await ApprovalRequest.query()
+      .where('action', 'merchant.configure')
+      .where('status', 'pending')
+      .firstOrFail()
+    await second.page.goto(adminUrl(`/merchants/${who.merchantId}`))
+    await second.page.fill(`#approve-form-${activation.id} input[name=comment]`, 'cleared')
+    await submit(second.page, `#approve-form-${activation.id}`)
+    assert.equal(await second.page.locator('#merchant-status').innerText(), 'active')
     assert.equal((await balance(who)).status, 200)
     const statuses = await db
       .from('audit_logs')
       .where('action', 'merchant.configure')
       .whereNotNull('after_values')
       .orderBy('id')
-      .select('after_values', 'comment')
+      .select('after_values', 'comment', 'actor')
     assert.deepEqual(
-      statuses.slice(1).map((row) => [json(row.after_values).status, row.comment]),
+      statuses.slice(2).map((row) => [json(row.after_values).status, row.comment, row.actor]),
       [
-        ['suspended', 'chargeback investigation'],
-        ['active', 'cleared'],
+        ['suspended', 'chargeback investigation', `operator:${ADMIN}`],
+        ['active', 'cleared', 'operator:second-admin@example.com'],
       ]
     )
-    assert.deepEqual(await auditActions(page, who.merchantId), [
-      'merchant.configure',
-      'merchant.configure',
-      'merchant.configure',
-      'merchant.create',
-    ])
 
     // A viewer reads everything but has no form, and the server refuses its POST.
     const viewer = await signedInAs('viewer@example.com', 'viewer')
@@ -366,36 +393,110 @@ test.group('back-office merchants (browser)', (group) => {
       '198.51.100.0/24',
     ])
     assertError(assert, await balance(who, '127.0.0.1'), 403, 'ip-not-whitelisted')
+    // Removing the last entry opens the merchant to every source: a second admin.
     await submit(page, '#ip-remove-0')
+    assert.match(
+      await page.locator('.flash.success').innerText(),
+      /approval request #\d+ opened: waits for a second admin/
+    )
+    assertError(assert, await balance(who, '127.0.0.5'), 403, 'ip-not-whitelisted')
+    const second = await signedInAs('second-admin@example.com', 'admin')
+    contexts.push(second.context)
+    const approveOn = async (action: string) => {
+      const request = await ApprovalRequest.query()
+        .where('action', action)
+        .where('status', 'pending')
+        .firstOrFail()
+      await second.page.goto(adminUrl(`/merchants/${who.merchantId}`))
+      await second.page.fill(`#approve-form-${request.id} input[name=comment]`, 'checked')
+      await submit(second.page, `#approve-form-${request.id}`)
+      return request
+    }
+    await approveOn('merchant.ip_whitelist')
     assert.equal((await balance(who, '127.0.0.5')).status, 200, 'an empty list accepts all')
 
-    // Settlement accounts: the same editor, validated.
+    // Settlement accounts: the same editor, validated; every change waits for a second admin.
     await page.fill('#field-settlement_add', 'XBANK:12')
     await submit(page, '#settlement-accounts-form')
     assert.include(await page.locator('#error-settlement_add').innerText(), 'BANK:ACCOUNT_NO')
     await page.fill('#field-settlement_add', 'KBANK:123-4-56789-0')
+    await page.fill('#field-settlement_comment', 'company account')
     await submit(page, '#settlement-accounts-form')
+    assert.equal(await count('merchant_settlement_accounts'), 0)
+    const asked = await ApprovalRequest.query()
+      .where('action', 'merchant.settlement_accounts')
+      .firstOrFail()
+    const card = page.locator(`#pending-request-${asked.id}`)
+    assert.include(await card.innerText(), 'register KBANK:1234567890')
+    assert.include(await card.innerText(), 'Why: company account')
+    await card.scrollIntoViewIfNeeded()
+    await screenshot(page, 'settlement-account-request')
+
+    // Operators and viewers see the request but no button and no form; their POSTs are refused.
+    for (const role of ['operator', 'viewer'] as const) {
+      const other = await signedInAs(`${role}@example.com`, role)
+      contexts.push(other.context)
+      await other.page.goto(adminUrl(`/merchants/${who.merchantId}`))
+      assert.include(await other.page.locator(`#pending-request-${asked.id}`).innerText(), 'KBANK')
+      assert.equal(await other.page.locator('main form').count(), 0, role)
+      const token = (await csrfToken(other.page))!
+      for (const [path, form] of [
+        ['settlement-accounts', { settlement_add: 'BBL:9876543210' }],
+        ['ip-whitelist', { ip_add: '10.0.0.1' }],
+        ['', { payout_route: 'sandbox' }],
+      ] as const) {
+        const forged = await other.page.request.post(
+          adminUrl(`/merchants/${who.merchantId}${path ? `/${path}` : ''}`),
+          { form: { _csrf: token, ...form }, maxRedirects: 0 }
+        )
+        assert.equal(forged.status(), 403, `${role} ${path}`)
+      }
+      const approveForged = await other.page.request.post(
+        adminUrl(`/review/approvals/${asked.id}/approve`),
+        { form: { _csrf: token, comment: 'me too' }, maxRedirects: 0 }
+      )
+      assert.notEqual(approveForged.status(), 200, role)
+      assert.equal((await asked.refresh()).status, 'pending', role)
+    }
+
+    await approveOn('merchant.settlement_accounts')
+    assert.deepEqual(await page.locator('#settlement-accounts-table td.mono').count(), 0)
+    await page.reload()
     assert.deepEqual(await page.locator('#settlement-accounts-table td.mono').allInnerTexts(), [
       'KBANK:1234567890',
     ])
     const registered = await db.from('merchant_settlement_accounts').select('bank', 'account_no')
     assert.deepEqual(registered, [{ bank: 'KBANK', account_no: '1234567890' }])
     await submit(page, '#settlement-remove-0')
+    assert.equal(await count('merchant_settlement_accounts'), 1, 'waits for a second admin')
+    await approveOn('merchant.settlement_accounts')
     assert.equal(await count('merchant_settlement_accounts'), 0)
+    await page.reload()
+    assert.include(
+      await page.locator('#settlement-none').innerText(),
+      'every settlement is refused until one is'
+    )
 
     const edits = await db
       .from('audit_logs')
       .where('action', 'merchant.ip_whitelist.edit')
       .orderBy('id')
-      .select('before_values', 'after_values', 'comment')
+      .select('before_values', 'after_values', 'comment', 'actor')
     assert.deepEqual(json(edits[0].after_values), {
       ip_whitelist: ['127.0.0.1/32', '198.51.100.0/24'],
     })
     assert.equal(edits[0].comment, 'office')
+    assert.equal(edits[2].actor, 'operator:second-admin@example.com')
     assert.deepEqual(await auditActions(page, who.merchantId), [
+      'approval.approve',
       'merchant.settlement_accounts.edit',
+      'approval.request',
+      'approval.approve',
       'merchant.settlement_accounts.edit',
+      'approval.request',
+      'approval.approve',
       'merchant.ip_whitelist.edit',
+      'approval.request',
       'merchant.ip_whitelist.edit',
       'merchant.ip_whitelist.edit',
       'merchant.create',
