@@ -12,12 +12,17 @@ import {
   waitingHandovers,
 } from '#merchants/actions/view_credential_handover'
 import type Operator from '#operators/models/operator'
+import type ApprovalRequest from '#approvals/models/approval_request'
+import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
+import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
+import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import {
   merchantFilters,
   merchantList,
   merchantPage,
   platformCodes,
 } from '#merchants/merchants_query'
+import { settlementRestriction } from '#merchants/settlement_accounts'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import Merchant from '#merchants/models/merchant'
 import { poolGroups } from '#payments/deposit_account_pool_query'
@@ -191,12 +196,23 @@ export default class MerchantsController {
     return view.render('admin/merchants/credentials', { shown })
   }
 
-  async show({ params, view, auth }: HttpContext) {
+  async show({ params, view, auth, session }: HttpContext) {
     const page = await merchantPage(String(params.merchantId))
     if (!page) throw ActionError.notFound('merchant_id', `No merchant ${params.merchantId}`)
     const groups = await depositGroupOptions(page.merchant.deposit_group)
     return view.render('admin/merchants/show', {
       ...page,
+      // Changes of this merchant waiting for a second admin, with who may decide them.
+      pending: await pendingRequestsFor(
+        auth.user as Operator,
+        'merchant',
+        page.merchant.merchant_id
+      ),
+      refusal: session.flashMessages.get('actionRefusal') ?? null,
+      settlementRequired: await settlementAccountsRequired(page.merchant.merchant_id),
+      back: `/admin/merchants/${encodeURIComponent(page.merchant.merchant_id)}`,
+      approveCodes: reasonOptions(APPROVAL_APPROVE_REASON_CODES),
+      rejectCodes: reasonOptions(APPROVAL_REJECT_REASON_CODES),
       thb,
       depositGroups: groups.options,
       depositGroupOrphan: groups.orphan,
@@ -289,8 +305,13 @@ export default class MerchantsController {
           listField('ip_')
         ),
       (result) => [
-        result.added.length > 0 && `Added to the IP whitelist: ${result.added.join(', ')}.`,
-        result.removed.length > 0 && `Removed from the IP whitelist: ${result.removed.join(', ')}.`,
+        !!result.request && asked(result.request),
+        !result.request &&
+          result.added.length > 0 &&
+          `Added to the IP whitelist: ${result.added.join(', ')}.`,
+        !result.request &&
+          result.removed.length > 0 &&
+          `Removed from the IP whitelist: ${result.removed.join(', ')}.`,
         result.alreadyListed.length > 0 && `Already listed: ${result.alreadyListed.join(', ')}.`,
         result.notListed.length > 0 && `Not listed: ${result.notListed.join(', ')}.`,
       ]
@@ -310,8 +331,13 @@ export default class MerchantsController {
           listField('settlement_')
         ),
       (result) => [
-        result.added.length > 0 && `Settlement account registered: ${result.added.join(', ')}.`,
-        result.removed.length > 0 && `Settlement account removed: ${result.removed.join(', ')}.`,
+        !!result.request && asked(result.request),
+        !result.request &&
+          result.added.length > 0 &&
+          `Settlement account registered: ${result.added.join(', ')}.`,
+        !result.request &&
+          result.removed.length > 0 &&
+          `Settlement account removed: ${result.removed.join(', ')}.`,
       ]
     )
   }
@@ -454,8 +480,12 @@ export default class MerchantsController {
       ctx,
       (actor) =>
         inForm(configureMerchant({ ...input, merchant_id: this.#id(ctx) }, actor), fieldOf),
-      ({ changed, warnings }) => {
-        ctx.session.flash('success', changed.length > 0 ? message(changed) : 'Nothing changed.')
+      ({ changed, warnings, request }) => {
+        const said = [
+          changed.length > 0 ? message(changed) : request ? '' : 'Nothing changed.',
+          request ? asked(request) : '',
+        ]
+        ctx.session.flash('success', said.filter(Boolean).join(' '))
         if (warnings.length > 0) ctx.session.flash('warning', `Warning: ${warnings.join('; ')}.`)
         return this.#back(ctx)
       }
@@ -486,6 +516,17 @@ async function handoverState(operator: Operator, merchantId: string) {
     myHandovers: waiting.filter((handover) => handover.operator_id === operator.id),
     othersHandovers: waiting.filter((handover) => handover.operator_id !== operator.id),
   }
+}
+
+/** Whether the merchant settles only to registered accounts (it has or had one). */
+async function settlementAccountsRequired(merchantId: string) {
+  const merchant = await Merchant.findByOrFail('merchant_id', merchantId)
+  return (await settlementRestriction(merchant.id)).required
+}
+
+/** What the page says when a change waits for a second admin. */
+function asked(request: ApprovalRequest) {
+  return `approval request #${request.id} opened: waits for a second admin. Nothing of it applies until another admin approves it.`
 }
 
 /** A list form's change: entries to add (typed, separated by spaces, commas or lines) and one to remove. */
