@@ -152,7 +152,8 @@ test.group(
       assert,
     }) => {
       const who = await createDepositMerchant()
-      const { actor } = await operatorActor('cfg-admin@example.com', 'admin')
+      // From the server's shell: a fee change applies at once (in the back-office it waits).
+      const actor = cliActor()
       await configureMerchant(
         {
           merchant_id: who.merchantId,
