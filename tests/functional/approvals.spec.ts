@@ -483,6 +483,10 @@ test.group('four eyes: platform switches', (group) => {
     const last = (await auditRows('platform.configure')).at(-1)!
     assert.match(last.actor, /^cli:/)
     assert.deepEqual(last.details, { four_eyes: 'not required from the command line' })
+    // A break-glass use every admin is told of.
+    const glass = (await auditRows('break_glass.use')).at(-1)!
+    assert.equal(glass.details.action, 'platform.enable_deposits')
+    assert.lengthOf(await db.from('notifications').where('kind', 'break_glass'), 1)
   })
 
   test('raising or removing the threshold in the back-office needs approval; lowering it does not', async ({

@@ -100,6 +100,40 @@ test.group('approvals registry', () => {
       'statement_line.credit_merchant',
       'statement.confirm',
       'payout.release_rejected',
+      'deposit_account.create',
+      'deposit_account.update',
+      'merchant.settlement_accounts',
+      'merchant.ip_whitelist',
+      'merchant.configure',
+      'platform.payment_page_domain',
+      'merchant.rotate_credentials',
+      'merchant.schedule_rotation',
+      'statement_line.return',
+      'operator.create',
+      'operator.raise',
+      'operator.enable',
+      'operator.reset_2fa',
+      'operator.new_link',
+    ])
+    // Every change of where money goes, or of who may decide, is told to every admin.
+    const sensitive = approvableActionNames().filter((name) => approvableAction(name).sensitive)
+    assert.sameMembers(sensitive, [
+      'platform.enable_deposits',
+      'platform.four_eyes_threshold',
+      'deposit_account.create',
+      'deposit_account.update',
+      'merchant.settlement_accounts',
+      'merchant.ip_whitelist',
+      'merchant.configure',
+      'platform.payment_page_domain',
+      'merchant.rotate_credentials',
+      'merchant.schedule_rotation',
+      'statement_line.return',
+      'operator.create',
+      'operator.raise',
+      'operator.enable',
+      'operator.reset_2fa',
+      'operator.new_link',
     ])
     assert.equal(approvableAction('statement_line.attach').kind, 'line_decision')
     assert.isFunction(approvableAction('payment.mark_paid').approvable)

@@ -137,6 +137,13 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
         }
         if (diff.changed.includes('deposit_enabled') && platform.depositEnabled) {
           await supersede('enable_deposits', 'deposits switched on')
+          if (actsFromShell(actor)) {
+            await recordBreakGlass(trx, actor, {
+              action: 'platform.enable_deposits',
+              summary: `switched deposits of platform ${platform.code} back on`,
+              target: { type: 'platform', id: platform.code },
+            })
+          }
         }
         if (diff.changed.includes('payment_page_domain')) {
           await supersede(
@@ -156,6 +163,13 @@ export async function configurePlatform(input: Record<string, unknown>, actor: A
             'four_eyes_threshold',
             `four-eyes threshold set to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
           )
+          if (weakens && actsFromShell(actor)) {
+            await recordBreakGlass(trx, actor, {
+              action: 'platform.four_eyes_threshold',
+              summary: `loosened the four-eyes threshold of platform ${platform.code} from ${before.four_eyes_threshold ?? 'none'} to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`,
+              target: { type: 'platform', id: platform.code },
+            })
+          }
         }
         const directly = !fromBackOffice && (switchesOn || weakens || redirectsPayers)
         const details: Record<string, unknown> = {}
@@ -332,6 +346,7 @@ export async function preparePaymentPageDomain(
 /* Switching deposits back on and loosening four eyes wait for a second admin. */
 registerApprovableAction<DepositsOnData, Awaited<ReturnType<typeof prepareDepositsOn>>>({
   name: 'platform.enable_deposits',
+  sensitive: true,
   kind: 'enable_deposits',
   approverRole: 'admin',
   describe: (data) => `switch deposits of platform ${data.code} back on`,
@@ -345,6 +360,7 @@ registerApprovableAction<
   Awaited<ReturnType<typeof prepareFourEyesThreshold>>
 >({
   name: 'platform.four_eyes_threshold',
+  sensitive: true,
   kind: 'four_eyes_threshold',
   approverRole: 'admin',
   describe: (data) =>
