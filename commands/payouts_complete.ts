@@ -5,7 +5,7 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
 export default class PayoutsComplete extends BaseCommand {
   static commandName = 'payouts:complete'
   static description =
-    "Record the bank's final answer for a withdrawal or settlement (e.g. from a bulk-transfer report)"
+    "Record the bank's final answer for a withdrawal or settlement (e.g. from a bulk-transfer report); --fail is a break-glass use"
   static options: CommandOptions = { startApp: true }
 
   @args.string({ description: 'platform_order_id (marker W or M)' })
@@ -25,7 +25,7 @@ export default class PayoutsComplete extends BaseCommand {
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {
-      const order = await recordPayoutOutcome(
+      const { order } = await recordPayoutOutcome(
         {
           platform_order_id: this.platformOrderId,
           // Both flags: a success with a reason, which the action refuses.

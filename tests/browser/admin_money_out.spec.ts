@@ -407,9 +407,10 @@ test.group('back-office: money out and receivables (browser)', (group) => {
         carol
       )
     }
+    // From the shell: at once (in the back-office a failure waits for a second operator).
     await recordPayoutOutcome(
       { platform_order_id: bounced.platformOrderId, outcome: 'failed', reason: 'account_closed' },
-      carol
+      cliActor()
     )
     const pages = await signInEveryRole('bank')
     const alice = pages.operator

@@ -28,6 +28,8 @@ import {
   type TestMerchant,
 } from '#tests/helpers/merchants'
 import { adminUrl, csrfToken, signedInAs } from '#tests/helpers/admin'
+import { approveRequest } from '#approvals/actions/approve_request'
+import { operatorActor } from '#tests/helpers/decisions'
 
 let sequence = 0
 
@@ -376,9 +378,15 @@ test.group('back-office payouts and statements (browser)', (group) => {
     await page.fill('#field-reason', 'account_closed')
     await page.check('#field-confirm')
     await submit(page, '#outcome-form')
-    assert.include(
-      await page.locator('.flash.success').innerText(),
-      `${second.platformOrderId}: failed (account_closed) recorded`
+    // Failed gives the hold back on one person's word: it waits for a second operator.
+    const flash = await page.locator('.flash.success').innerText()
+    assert.include(flash, `${second.platformOrderId}: approval request #`)
+    assert.equal((await second.refresh()).status, 'pending')
+    const requestId = Number(/approval request #(\d+)/.exec(flash)![1])
+    const colleague = await operatorActor('colleague@example.com')
+    await approveRequest(
+      { approval_request_id: requestId, comment: 'seen on the bank report' },
+      colleague.actor
     )
     await second.refresh()
     assert.equal(second.status, 'failed')
@@ -416,7 +424,7 @@ test.group('back-office payouts and statements (browser)', (group) => {
           { status: 'success', hold_state: 'consumed' },
         ],
         [
-          'operator:operator@example.com',
+          'operator:colleague@example.com',
           second.platformOrderId,
           { status: 'pending', hold_state: 'held', failure_reason: null },
           { status: 'failed', hold_state: 'returned', failure_reason: 'account_closed' },

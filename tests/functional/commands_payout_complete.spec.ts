@@ -4,6 +4,8 @@ import db from '@adonisjs/lucid/services/db'
 import AuditLog from '#core/audit_log'
 import PayoutOrder from '#payouts/models/payout_order'
 import { recordPayoutOutcome } from '#payouts/actions/record_payout_outcome'
+import { approveRequest } from '#approvals/actions/approve_request'
+import { operatorActor } from '#tests/helpers/decisions'
 import { orderTimeline } from '#core/order_events'
 import { ActionError } from '#core/validation'
 import {
@@ -73,6 +75,11 @@ test.group('payouts:complete', (group) => {
     assert.deepEqual(balance, { balance: 895, freeze_balance: 0, unsettle_balance: 0 })
     const audits = await db.from('audit_logs').where('action', 'payout.complete')
     assert.lengthOf(audits, 2)
+    // The failure gave a hold back on one person's word: a break-glass use every admin is told of.
+    const glass = await db.from('audit_logs').where('action', 'break_glass.use')
+    assert.lengthOf(glass, 1)
+    assert.equal(glass[0].subject_id, ids[1])
+    assert.lengthOf(await db.from('notifications').where('kind', 'break_glass'), 1)
   })
 
   test('field errors name their fields; the CLI shows the same messages; nothing is written', async ({
@@ -171,10 +178,27 @@ test.group('payouts:complete', (group) => {
       { platform_order_id: paid, outcome: 'success' },
       { ...OPERATOR, requestId: 'req-42' }
     )
-    assert.equal(done.status, 'success')
-    await recordPayoutOutcome(
+    assert.equal(done.order.status, 'success')
+    assert.isNull(done.request)
+
+    // Failed gives the hold back on one person's word: a request, nothing moves.
+    const alice = await operatorActor('alice@example.com')
+    const bob = await operatorActor('bob@example.com')
+    const asked = await recordPayoutOutcome(
       { platform_order_id: refused, outcome: 'failed', reason: 'account_closed' },
-      OPERATOR
+      alice.actor
+    )
+    assert.isNotNull(asked.request)
+    assert.equal((await PayoutOrder.findByOrFail('platform_order_id', refused)).holdState, 'held')
+    assert.lengthOf(await db.from('audit_logs').where('action', 'payout.complete'), 1)
+    await assert.rejects(
+      () =>
+        approveRequest({ approval_request_id: asked.request!.id, comment: 'mine' }, alice.actor),
+      /another operator must approve it/
+    )
+    await approveRequest(
+      { approval_request_id: asked.request!.id, comment: 'seen on the bank report' },
+      bob.actor
     )
 
     const audits = await AuditLog.query().where('action', 'payout.complete').orderBy('id')
@@ -201,9 +225,9 @@ test.group('payouts:complete', (group) => {
           comment: null,
         },
         {
-          actor: OPERATOR.name,
-          operatorId: 7,
-          ip: '203.0.113.9',
+          actor: bob.actor.name,
+          operatorId: bob.actor.operatorId,
+          ip: '127.0.0.1',
           requestId: null,
           subject: ['withdraw', refused],
           before: { status: 'pending', hold_state: 'held', failure_reason: null },
@@ -218,7 +242,7 @@ test.group('payouts:complete', (group) => {
     assert.deepInclude(last.serialize(), {
       fromStatus: 'pending',
       toStatus: 'failed',
-      actor: OPERATOR.name,
+      actor: bob.actor.name,
       reason: 'account_closed',
     })
   })

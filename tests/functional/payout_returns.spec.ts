@@ -1,3 +1,4 @@
+import { cliActor } from '#core/actor'
 import { test } from '@japa/runner'
 import { createHash, randomUUID } from 'node:crypto'
 import { DateTime } from 'luxon'
@@ -320,11 +321,11 @@ test.group('payouts the bank rejected: released by two operators', (group) => {
     assert,
   }) => {
     const { who, payout, alice, bob } = await setUp()
-    // For comparison: a payout failed by the bank's answer recorded by hand.
+    // For comparison: a payout failed by the bank's answer recorded by hand (from the shell: at once).
     const other = await payoutAtTheBank(who, '50.00')
     await recordPayoutOutcome(
       { platform_order_id: other.platformOrderId, outcome: 'failed', reason: 'account_closed' },
-      alice
+      cliActor()
     )
     assert.deepEqual(await balance(who), { balance: 895, freeze_balance: 105, unsettle_balance: 0 })
 

@@ -100,6 +100,7 @@ test.group('approvals registry', () => {
       'statement_line.credit_merchant',
       'statement.confirm',
       'payout.release_rejected',
+      'payout.record_failure',
       'deposit_account.create',
       'deposit_account.update',
       'merchant.settlement_accounts',

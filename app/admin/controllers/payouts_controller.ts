@@ -211,7 +211,16 @@ export default class PayoutsController {
           }
           return recordPayoutOutcome({ ...input, platform_order_id: platformOrderId }, actor)
         }),
-      (order) => {
+      ({ order, request }) => {
+        if (request) {
+          ctx.session.flash(
+            'success',
+            `${order.platformOrderId}: approval request #${request.id} opened: recording it as failed gives its hold back to the merchant, so a second operator carries it out; nothing moved yet.`
+          )
+          return ctx.response.redirect(
+            `/admin/payouts/${encodeURIComponent(order.platformOrderId)}`
+          )
+        }
         ctx.session.flash(
           'success',
           order.status === 'success'
