@@ -50,7 +50,9 @@ configure({
 await run()
 // The failures once more, last: the reporter's code frames and stacks come after them otherwise.
 if (failureSummary.length > 0) {
-  console.log(`cluster faults: FAILED:\n  - ${failureSummary.map((f) => f.slice(0, 600)).join('\n  - ')}`)
+  console.log(
+    `cluster faults: FAILED:\n  - ${failureSummary.map((f) => f.slice(0, 600)).join('\n  - ')}`
+  )
 }
 // Whatever a test left open (a socket, a timer) must not keep CI waiting.
 process.exit(process.exitCode ?? 0)

@@ -141,7 +141,10 @@ router
           'cancelRotation',
         ])
         router
-          .post('/merchants/:merchantId/handovers/:handoverId', [MerchantsController, 'viewHandover'])
+          .post('/merchants/:merchantId/handovers/:handoverId', [
+            MerchantsController,
+            'viewHandover',
+          ])
           .where('handoverId', /^\d+$/)
 
         router.get('/deposit-accounts/new', [DepositAccountsController, 'create'])

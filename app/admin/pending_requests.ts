@@ -16,6 +16,8 @@ export async function pendingRequestsFor(operator: Operator, targetType: string,
       requestedBy: request.requested_by_id,
       reviewedBy: request.reviewed_by_id,
       approverRole: request.approver_role,
+      targetType,
+      targetId,
     }),
   }))
 }

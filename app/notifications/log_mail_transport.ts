@@ -10,7 +10,10 @@ import type { MailTransportContract, NodeMailerMessage } from '@adonisjs/mail/ty
 export class LogTransport implements MailTransportContract {
   async send(message: NodeMailerMessage) {
     const to = [message.to].flat().map((r) => (typeof r === 'string' ? r : r?.address))
-    logger.info({ mail_to: to, subject: message.subject }, `mail to ${to.join(', ')}: ${message.subject}\n${message.text ?? ''}`)
+    logger.info(
+      { mail_to: to, subject: message.subject },
+      `mail to ${to.join(', ')}: ${message.subject}\n${message.text ?? ''}`
+    )
     const id = `log-${Date.now()}-${Math.random().toString(36).slice(2)}`
     return new MailResponse(id, { from: '', to: to.filter(Boolean) as string[] }, undefined)
   }

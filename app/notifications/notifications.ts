@@ -213,7 +213,10 @@ export async function mailPendingNotifications(batch = 50) {
       }
       mailed++
     } catch (error) {
-      logger.error({ err: error, notification_id: row.id }, 'mailing a notification failed; retried')
+      logger.error(
+        { err: error, notification_id: row.id },
+        'mailing a notification failed; retried'
+      )
       await db.from('notifications').where('id', row.id).update({ mailed_at: null })
     }
   }

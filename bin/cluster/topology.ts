@@ -351,7 +351,9 @@ function gatewayProcess(spec: {
           .split('\n')
           .map((line) => line.slice(0, 240))
           .join('\n')
-        const how = exit ? `exited with code ${exit.code ?? exit.signal}` : 'not answering /health after 90 s'
+        const how = exit
+          ? `exited with code ${exit.code ?? exit.signal}`
+          : 'not answering /health after 90 s'
         throw new Error(`${spec.name} did not start (${how}); its log ends:\n${tail}`)
       }
     },

@@ -5,7 +5,11 @@ import { cliActor } from '#core/actor'
 import { createDepositAccount as askForDepositAccount } from '#payments/actions/create_deposit_account'
 import { updateDepositAccount } from '#payments/actions/update_deposit_account'
 import { closeBrowser, screenshot } from '#tests/helpers/browser'
-import { createDepositAccount, createDepositMerchant, resetDatabase } from '#tests/helpers/merchants'
+import {
+  createDepositAccount,
+  createDepositMerchant,
+  resetDatabase,
+} from '#tests/helpers/merchants'
 import { adminUrl, signedInAs } from '#tests/helpers/admin'
 
 /**
@@ -88,10 +92,7 @@ test.group('back-office notices and request cards (browser)', (group) => {
     // Acknowledging one takes it off Bob's dashboard only. Alice is not told of her own requests.
     await page.goto(adminUrl('/'))
     const firstId = await page.locator('#dashboard-notices .notice-row').first().getAttribute('id')
-    await Promise.all([
-      page.waitForNavigation(),
-      page.click(`#ack-${firstId}`),
-    ])
+    await Promise.all([page.waitForNavigation(), page.click(`#ack-${firstId}`)])
     assert.equal(await page.locator('#notice-count').innerText(), '2')
     await alice.page.goto(adminUrl('/'))
     assert.equal(await alice.page.locator('#notice-count').innerText(), '1')

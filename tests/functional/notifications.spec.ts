@@ -41,7 +41,10 @@ registerApprovableAction<Data, any>({
     target: { type: 'test_setting', id: data.key, amount: null, reviewedBy: null },
     now: await settingOf(data.key),
   }),
-  change: (data, prepared) => ({ before: { value: prepared.now ?? '—' }, after: { value: data.value } }),
+  change: (data, prepared) => ({
+    before: { value: prepared.now ?? '—' },
+    after: { value: data.value },
+  }),
   run: async (trx, _prepared, data) => {
     await trx.rawQuery(
       'INSERT INTO test_settings (setting_key, value) VALUES (?, ?) ON DUPLICATE KEY UPDATE value = VALUES(value)',
@@ -54,7 +57,10 @@ registerApprovableAction<Data, any>({
 function redirect(key: string, value: string, actor: Actor) {
   return db.transaction(async (trx) => {
     const input = { key, value }
-    const prepared = { target: { type: 'test_setting', id: key, amount: null, reviewedBy: null }, now: await settingOf(key) }
+    const prepared = {
+      target: { type: 'test_setting', id: key, amount: null, reviewedBy: null },
+      now: await settingOf(key),
+    }
     return askOrApplyFromShell(trx, {
       action: 'test.redirect_money',
       target: prepared.target,
@@ -75,7 +81,10 @@ function redirect(key: string, value: string, actor: Actor) {
 }
 
 function text(html: string) {
-  return html.replace(/<[^>]+>/g, ' ').replace(/&#39;|&#x27;/g, "'").replace(/\s+/g, ' ')
+  return html
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&#39;|&#x27;/g, "'")
+    .replace(/\s+/g, ' ')
 }
 
 test.group('four eyes on where money goes: requests, break-glass, notices', (group) => {
@@ -118,13 +127,19 @@ test.group('four eyes on where money goes: requests, break-glass, notices', (gro
     // The card shows the change to the approver.
     const queue = await bob.session.get('/admin/review/approvals')
     assert.include(text(queue.text), 'value — KBANK:1234567890')
-    await approveRequest({ approval_request_id: asked.request!.id, comment: 'checked with the merchant' }, bobActor)
+    await approveRequest(
+      { approval_request_id: asked.request!.id, comment: 'checked with the merchant' },
+      bobActor
+    )
     assert.equal(await settingOf('m1'), 'KBANK:1234567890')
 
     // Every admin sees the notice; an operator sees none and cannot acknowledge one.
     const bobsDashboard = text((await bob.session.get('/admin')).text)
     assert.include(bobsDashboard, 'Needs your attention (1)')
-    assert.include(bobsDashboard, `alice@example.com asks to send m1's money to KBANK:1234567890 (approval request #${asked.request!.id})`)
+    assert.include(
+      bobsDashboard,
+      `alice@example.com asks to send m1's money to KBANK:1234567890 (approval request #${asked.request!.id})`
+    )
     const olgasDashboard = (await olga.session.get('/admin')).text
     assert.notInclude(olgasDashboard, 'dashboard-notices')
     assert.notInclude(olgasDashboard, 'notices-link')
@@ -134,7 +149,11 @@ test.group('four eyes on where money goes: requests, break-glass, notices', (gro
 
     // Acknowledging takes it off that admin's dashboard only.
     const bobCsrf = AdminSession.csrfOf(await bob.session.get('/admin'))
-    const acked = await bob.session.post('/admin/notifications/acknowledge', { all: '1', back: 'dashboard' }, bobCsrf)
+    const acked = await bob.session.post(
+      '/admin/notifications/acknowledge',
+      { all: '1', back: 'dashboard' },
+      bobCsrf
+    )
     assert.equal(acked.headers.location, '/admin')
     assert.notInclude((await bob.session.get('/admin')).text, 'dashboard-notices')
     // Alice is not told of her own request; another admin still is until they acknowledge.
@@ -143,9 +162,14 @@ test.group('four eyes on where money goes: requests, break-glass, notices', (gro
     assert.lengthOf(ackAudit, 1)
 
     // Mailed to every other admin, never to the one who asked; two sweeps at once mail it once.
-    const [first, second] = await Promise.all([mailPendingNotifications(), mailPendingNotifications()])
+    const [first, second] = await Promise.all([
+      mailPendingNotifications(),
+      mailPendingNotifications(),
+    ])
     assert.equal(first + second, 1)
-    assert.isNotNull(await waitForMail('bob@example.com', (m) => m.subject.includes('test.redirect_money')))
+    assert.isNotNull(
+      await waitForMail('bob@example.com', (m) => m.subject.includes('test.redirect_money'))
+    )
     assert.lengthOf(mailsTo('alice@example.com'), 0)
     assert.lengthOf(mailsTo('olga@example.com'), 0)
     assert.equal(await mailPendingNotifications(), 0)
@@ -168,7 +192,10 @@ test.group('four eyes on where money goes: requests, break-glass, notices', (gro
     assert.match(String(audit.actor), /^cli:/)
     const notices = await db.from('notifications').where('kind', 'break_glass')
     assert.lengthOf(notices, 1)
-    assert.include(text((await alice.session.get('/admin')).text), "(break-glass, from the server) sent m2's money to SCB:9876543210")
+    assert.include(
+      text((await alice.session.get('/admin')).text),
+      "(break-glass, from the server) sent m2's money to SCB:9876543210"
+    )
     assert.include((await alice.session.get('/admin')).text, 'id="notice-count">1<')
 
     await mailPendingNotifications()
@@ -191,7 +218,10 @@ test.group('four eyes on where money goes: requests, break-glass, notices', (gro
     const alice = await signedInOverHttp('alice@example.com', 'admin')
     const actor = { name: 'operator:alice@example.com', operatorId: alice.operator.id }
     await redirect('m3', 'BBL:1111111111', actor)
-    await assert.rejects(() => redirect('m3', 'BBL:2222222222', { name: 'cli:root' }), /already pending/)
+    await assert.rejects(
+      () => redirect('m3', 'BBL:2222222222', { name: 'cli:root' }),
+      /already pending/
+    )
     assert.isNull(await settingOf('m3'))
     forgetCachedSources()
     const scraped = await (await fetch(`http://127.0.0.1:${metrics.port}/metrics`)).text()

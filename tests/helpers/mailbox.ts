@@ -44,7 +44,9 @@ function decodeWords(value: string) {
       : Buffer.from(
           data
             .replace(/_/g, ' ')
-            .replace(/=([0-9A-F]{2})/gi, (__, hex) => String.fromCharCode(Number.parseInt(hex, 16))),
+            .replace(/=([0-9A-F]{2})/gi, (__, hex) =>
+              String.fromCharCode(Number.parseInt(hex, 16))
+            ),
           'latin1'
         ).toString('utf8')
   )

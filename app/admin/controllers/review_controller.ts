@@ -235,6 +235,8 @@ export default class ReviewController {
           requestedBy: row.requested_by_id,
           reviewedBy: row.reviewed_by_id,
           approverRole: row.approver_role,
+          targetType: row.target_type,
+          targetId: row.target_id,
         }),
       })),
       recent: await recentDecidedApprovals(),
