@@ -176,6 +176,11 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
       DB_USER: 'root',
       DB_PASSWORD: '',
       DB_DATABASE: database,
+      // As production runs (deploy/gateway/gateway.env.example): right after a
+      // writer switch, the new writer may not yet have applied the old one's
+      // last commits; causal reads wait for them, so a request whose COMMIT
+      // answer was lost finds what it wrote instead of answering 503.
+      DB_SYNC_WAIT: '1',
       // Through Sentinel once app/core/redis.ts reads REDIS_SENTINELS; until then, and for
       // whatever still reads REDIS_HOST/PORT, the master at start.
       REDIS_SENTINELS: redis.sentinelsEnv,
