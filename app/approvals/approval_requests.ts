@@ -17,6 +17,18 @@ export function needsFourEyes(threshold: number | null, amount: number) {
   return threshold !== null && amount > threshold
 }
 
+/**
+ * The audit details of an action an approved request carried out: which
+ * request, asked by whom; null when the action was taken directly.
+ */
+export function approvalDetails(
+  request: Pick<ApprovalRequest, 'id' | 'requestedByActor'> | null | undefined
+) {
+  return request
+    ? { approval_request_id: request.id, requested_by: request.requestedByActor }
+    : null
+}
+
 /** The request as the audit log and the queue show it. */
 export function approvalSnapshot(request: ApprovalRequest) {
   return {

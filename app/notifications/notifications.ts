@@ -84,25 +84,31 @@ export interface NotificationView {
 }
 
 /**
- * The notices `operatorId` has not acknowledged, newest first, and how many
- * there are: those of everyone else (an admin knows what they asked).
+ * The notices `operatorId` has not acknowledged: those of everyone else (an
+ * admin knows what they asked), of the last SHOWN_FOR_DAYS.
  */
-export async function unacknowledgedFor(operatorId: number, limit = 20) {
+function unacknowledged(operatorId: number) {
   const since = new Date(Date.now() - SHOWN_FOR_DAYS * 86_400_000)
-  const base = () =>
-    db
-      .from('notifications as n')
-      .leftJoin('notification_acks as a', (join) => {
-        join.on('a.notification_id', 'n.id').andOnVal('a.operator_id', operatorId)
-      })
-      .whereNull('a.notification_id')
-      .where('n.created_at', '>=', since)
-      .where((query) => query.whereNull('n.operator_id').orWhereNot('n.operator_id', operatorId))
-  const [rows, count] = await Promise.all([
-    limit > 0 ? base().orderBy('n.id', 'desc').limit(limit).select('n.*') : [],
-    base().count('* as total').first(),
-  ])
-  return { rows: rows.map(toView), total: Number(count?.total ?? 0) }
+  return db
+    .from('notifications as n')
+    .leftJoin('notification_acks as a', (join) => {
+      join.on('a.notification_id', 'n.id').andOnVal('a.operator_id', operatorId)
+    })
+    .whereNull('a.notification_id')
+    .where('n.created_at', '>=', since)
+    .where((query) => query.whereNull('n.operator_id').orWhereNot('n.operator_id', operatorId))
+}
+
+/** How many notices wait for `operatorId` (every back-office page shows it). */
+export async function unacknowledgedCount(operatorId: number) {
+  const row = await unacknowledged(operatorId).count('* as total').first()
+  return Number(row?.total ?? 0)
+}
+
+/** The newest `limit` notices waiting for `operatorId`. */
+export async function unacknowledgedNotices(operatorId: number, limit = 20) {
+  const rows = await unacknowledged(operatorId).orderBy('n.id', 'desc').limit(limit).select('n.*')
+  return rows.map(toView)
 }
 
 /** Every notice of the last days, newest first, with whether `operatorId` acknowledged it. */
@@ -144,7 +150,7 @@ export async function acknowledgeNotifications(actor: Actor, ids: number[] | 'al
   return db.transaction(async (trx) => {
     const wanted =
       ids === 'all'
-        ? (await unacknowledgedFor(operatorId, 1000)).rows.map((row) => row.id)
+        ? (await unacknowledgedNotices(operatorId, 1000)).map((row) => row.id)
         : ids.filter((id) => Number.isInteger(id) && id > 0)
     if (wanted.length === 0) return 0
     const existing = await trx.from('notifications').whereIn('id', wanted).select('id')

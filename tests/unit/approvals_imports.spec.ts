@@ -94,50 +94,37 @@ test.group('approvals registry', () => {
   test('the preload registered every approvable action in this process', ({ assert }) => {
     // Leaving out the ones a spec file registers for itself ("test.…", tests/functional/notifications.spec.ts).
     const names = approvableActionNames().filter((name) => !name.startsWith('test.'))
-    assert.sameMembers(names, [
-      'payment.mark_paid',
-      'platform.enable_deposits',
-      'platform.four_eyes_threshold',
-      'statement_line.attach',
-      'statement_line.credit_merchant',
-      'statement.confirm',
-      'payout.release_rejected',
-      'payout.record_failure',
-      'deposit_account.create',
-      'deposit_account.update',
-      'merchant.settlement_accounts',
-      'merchant.ip_whitelist',
-      'merchant.configure',
-      'platform.payment_page_domain',
-      'merchant.rotate_credentials',
-      'merchant.schedule_rotation',
-      'statement_line.return',
-      'operator.create',
-      'operator.raise',
-      'operator.enable',
-      'operator.reset_2fa',
-      'operator.new_link',
-    ])
-    // Every change of where money goes, or of who may decide, is told to every admin.
-    const sensitive = names.filter((name) => approvableAction(name).sensitive)
-    assert.sameMembers(sensitive, [
-      'platform.enable_deposits',
-      'platform.four_eyes_threshold',
-      'deposit_account.create',
-      'deposit_account.update',
-      'merchant.settlement_accounts',
-      'merchant.ip_whitelist',
-      'merchant.configure',
-      'platform.payment_page_domain',
-      'merchant.rotate_credentials',
-      'merchant.schedule_rotation',
-      'statement_line.return',
-      'operator.create',
-      'operator.raise',
-      'operator.enable',
-      'operator.reset_2fa',
-      'operator.new_link',
-    ])
+    // Each registered action, and whether every admin is told of its requests
+    // (a change of where money goes, or of who may decide).
+    const expected: Record<string, boolean> = {
+      'payment.mark_paid': false,
+      'statement_line.attach': false,
+      'statement_line.credit_merchant': false,
+      'statement.confirm': false,
+      'payout.release_rejected': false,
+      'payout.record_failure': false,
+      'platform.enable_deposits': true,
+      'platform.four_eyes_threshold': true,
+      'platform.payment_page_domain': true,
+      'deposit_account.create': true,
+      'deposit_account.update': true,
+      'merchant.settlement_accounts': true,
+      'merchant.ip_whitelist': true,
+      'merchant.configure': true,
+      'merchant.rotate_credentials': true,
+      'merchant.schedule_rotation': true,
+      'statement_line.return': true,
+      'operator.create': true,
+      'operator.raise': true,
+      'operator.enable': true,
+      'operator.reset_2fa': true,
+      'operator.new_link': true,
+    }
+    assert.sameMembers(names, Object.keys(expected))
+    assert.deepEqual(
+      Object.fromEntries(names.map((name) => [name, approvableAction(name).sensitive === true])),
+      expected
+    )
     assert.equal(approvableAction('statement_line.attach').kind, 'line_decision')
     assert.isFunction(approvableAction('payment.mark_paid').approvable)
     assert.isFunction(approvableAction('statement_line.attach').approvable)

@@ -4,7 +4,7 @@ import Merchant from '#merchants/models/merchant'
 import { dashboardData } from '#dashboard/dashboard_query'
 import { presentDashboard } from '#dashboard/dashboard_view'
 import type Operator from '#operators/models/operator'
-import { unacknowledgedFor } from '#notifications/notifications'
+import { unacknowledgedNotices } from '#notifications/notifications'
 import { presentNotice } from '#admin/notices_view'
 
 /** A select's value when it names one of `ids`; anything else means "all". */
@@ -25,7 +25,7 @@ export default class DashboardController {
     // Admins first see what another admin asked or did to where money goes.
     const notices =
       operator.role === 'admin'
-        ? (await unacknowledgedFor(operator.id, 10)).rows.map(presentNotice)
+        ? (await unacknowledgedNotices(operator.id, 10)).map(presentNotice)
         : []
     const platforms = await Platform.query().orderBy('name').orderBy('id')
     const platformId = chosenId(

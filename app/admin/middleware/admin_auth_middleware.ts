@@ -3,7 +3,7 @@ import type { NextFn } from '@adonisjs/core/types/http'
 import adminConfig from '#config/admin'
 import type Operator from '#operators/models/operator'
 import { ABILITY_BY_ROLE, type OperatorRole } from '#operators/roles'
-import { unacknowledgedFor } from '#notifications/notifications'
+import { unacknowledgedCount } from '#notifications/notifications'
 
 /** Session keys of the sign-in: when it completed, for the absolute session limit. */
 export const SIGNED_IN_AT = 'admin_signed_in_at'
@@ -30,8 +30,7 @@ export default class AdminAuthMiddleware {
 
     await ctx.bouncer.authorize(ABILITY_BY_ROLE[options.role ?? 'viewer'])
     // Every admin sees how many notices wait for them on every page (app/notifications).
-    const noticeCount =
-      operator.role === 'admin' ? (await unacknowledgedFor(operator.id, 0)).total : 0
+    const noticeCount = operator.role === 'admin' ? await unacknowledgedCount(operator.id) : 0
     ctx.view.share({ operator, noticeCount })
     return next()
   }

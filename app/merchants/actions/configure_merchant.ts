@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -320,12 +321,7 @@ async function runSettings(
     before: diff.before,
     after: diff.after,
     reason: { comment: data.comment },
-    details: context.request
-      ? {
-          approval_request_id: context.request.id,
-          requested_by: context.request.requestedByActor,
-        }
-      : null,
+    details: approvalDetails(context.request),
   })
   return diff.after
 }

@@ -9,7 +9,11 @@ import {
   type ApprovalTarget,
   type RunContext,
 } from '#approvals/approvable_actions'
-import { openApprovalRequest, supersedePendingRequest } from '#approvals/approval_requests'
+import {
+  openApprovalRequest,
+  supersedePendingRequest,
+  approvalDetails,
+} from '#approvals/approval_requests'
 import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
@@ -232,12 +236,7 @@ async function applyApproved(
     before: diff.before,
     after: diff.after,
     reason: { comment },
-    details: context.request
-      ? {
-          approval_request_id: context.request.id,
-          requested_by: context.request.requestedByActor,
-        }
-      : null,
+    details: approvalDetails(context.request),
   })
   return diff.after
 }

@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { FieldContext, Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -101,9 +102,7 @@ export async function runIpWhitelist(
     before: { ip_whitelist: before },
     after: { ip_whitelist: after },
     reason: { comment: data.comment },
-    details: request
-      ? { approval_request_id: request.id, requested_by: request.requestedByActor }
-      : null,
+    details: approvalDetails(request),
   })
   return { ip_whitelist: after }
 }

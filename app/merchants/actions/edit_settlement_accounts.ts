@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { FieldContext, Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -113,9 +114,7 @@ export async function runSettlementAccounts(
     before: { settlement_accounts: before },
     after: { settlement_accounts: after },
     reason: { comment: data.comment },
-    details: request
-      ? { approval_request_id: request.id, requested_by: request.requestedByActor }
-      : null,
+    details: approvalDetails(request),
   })
   return { settlement_accounts: after }
 }

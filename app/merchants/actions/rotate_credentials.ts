@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -170,7 +171,7 @@ async function carryOutRotation(
     merchant,
     replacement,
     { comment: data.comment },
-    request ? { approval_request_id: request.id, requested_by: request.requestedByActor } : {}
+    approvalDetails(request) ?? {}
   )
   return { replacement }
 }

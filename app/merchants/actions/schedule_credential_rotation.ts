@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -122,9 +123,7 @@ async function createRotation(
     target: { type: 'merchant', id: prepared.merchant.merchantId },
     after: rotationSnapshot(row),
     reason: { comment: data.comment },
-    details: request
-      ? { approval_request_id: request.id, requested_by: request.requestedByActor }
-      : null,
+    details: approvalDetails(request),
   })
   return row
 }

@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -80,9 +81,7 @@ async function carryOutCreate(
     details: {
       enrolment_link_expires_at: link.expiresAt.toISO(),
       ...(mailedTo ? { enrolment_link_mailed_to: mailedTo } : {}),
-      ...(request
-        ? { approval_request_id: request.id, requested_by: request.requestedByActor }
-        : {}),
+      ...approvalDetails(request),
     },
   })
   return { operator, link: mailedTo ? null : link, mailedTo }

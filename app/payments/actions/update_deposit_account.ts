@@ -1,4 +1,5 @@
 import vine from '@vinejs/vine'
+import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
@@ -176,7 +177,7 @@ async function applyChange(
   const diff = changedValues(depositAccountSnapshot(account), depositAccountSnapshot(next))
   await account.merge(next).useTransaction(trx).save()
   const details = {
-    ...(request ? { approval_request_id: request.id, requested_by: request.requestedByActor } : {}),
+    ...approvalDetails(request),
     ...extra,
   }
   await recordAudit(trx, actor, {
