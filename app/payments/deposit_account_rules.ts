@@ -651,25 +651,16 @@ export function displayAccountFields(
   fields: readonly string[],
   keepEmpty = true
 ) {
-  const amount = (satang: number | null) => (satang === null ? null : formatThb(satang))
+  // The audit snapshot, its amounts with thousands separators (from the
+  // satang, never re-parsed), its settings as text and its switch as on/off.
+  const thb = (satang: number | null) => (satang === null ? null : formatThb(satang))
   const values: Record<string, unknown> = {
-    deposit_group: account.depositGroup,
-    channel: account.channel,
-    bank: account.bank,
-    account_no: account.accountNo,
-    account_name: account.accountName,
-    promptpay_id: account.promptpayId,
-    biller_id: account.billerId,
-    provider: account.provider,
+    ...depositAccountSnapshot(account),
     provider_config: account.providerConfig ? JSON.stringify(account.providerConfig) : null,
     min_amount: formatThb(account.minAmount),
-    max_amount: amount(account.maxAmount),
-    hourly_count_limit: account.hourlyCountLimit,
-    hourly_amount_limit: amount(account.hourlyAmountLimit),
-    daily_count_limit: account.dailyCountLimit,
-    daily_amount_limit: amount(account.dailyAmountLimit),
-    max_adjustment: account.maxAdjustment,
-    priority: account.priority,
+    max_amount: thb(account.maxAmount),
+    hourly_amount_limit: thb(account.hourlyAmountLimit),
+    daily_amount_limit: thb(account.dailyAmountLimit),
     active: account.active ? 'on' : 'off',
   }
   const shown: Record<string, unknown> = {}
