@@ -33,9 +33,9 @@ export default class StatementsImport extends BaseCommand {
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     const { formatThb } = await import('#core/money')
-    let content: string
+    let content: Buffer
     try {
-      content = await readFile(this.file, 'utf8')
+      content = await readFile(this.file)
     } catch (error) {
       this.logger.error(`Cannot read ${this.file}: ${(error as Error).message}`)
       this.exitCode = 1
@@ -49,7 +49,8 @@ export default class StatementsImport extends BaseCommand {
           file_name: basename(this.file),
           content,
         },
-        cliActor()
+        cliActor(),
+        { origin: { channel: 'command', detail: this.file } }
       )
       if (this.json) {
         console.log(JSON.stringify(summary))

@@ -58,6 +58,24 @@ export const statementBatching = { lines: 1000, linesPerTransaction: 1000 }
  * are stored `new` and matched after the commit. `judged` counts the
  * verdicts stored.
  */
+/**
+ * How a statement file reached the gateway: a person's hands (`upload` in the
+ * back-office, `command` from the shell) or the bank's own channel, fetched
+ * by the worker (`sftp`, `imap`) with the channel's name for the file.
+ */
+export type StatementChannel = 'upload' | 'command' | 'sftp' | 'imap'
+
+export interface StatementOrigin {
+  channel: StatementChannel
+  /** The remote path, or the mail's Message-ID and attachment name. */
+  detail?: string | null
+}
+
+/** A file from the bank's own channel, not one a person handled. */
+export function fromTheBank(origin: StatementOrigin | undefined) {
+  return origin?.channel === 'sftp' || origin?.channel === 'imap'
+}
+
 export async function storeStatement(
   trx: TransactionClientContract,
   statement: {
@@ -65,6 +83,8 @@ export async function storeStatement(
     layout: string
     fileName: string
     fileSha256: string
+    /** Where the file came from (migration 205); a person's upload when left out. */
+    origin?: StatementOrigin
     lines: Iterable<ParsedStatementLine> | AsyncIterable<ParsedStatementLine>
     actor: Actor
     judge?: boolean
@@ -88,6 +108,8 @@ export async function storeStatement(
     line_count: 0,
     new_lines: 0,
     actor: statement.actor.name.slice(0, 120),
+    origin: statement.origin?.channel ?? 'upload',
+    origin_detail: statement.origin?.detail?.slice(0, 512) ?? null,
     created_at: new Date(),
   })
 

@@ -99,12 +99,11 @@ export default class StatementsController {
               `file must be at most ${STATEMENT_FILE_MAX_BYTES / 1024 / 1024} MB`
             )
           }
-          // Read as the command reads it: the same file imports the same lines either way.
-          const content = await readFile(file.tmpPath, 'utf8')
-          return await importStatement(
-            { ...input, file_name: file.clientName, content },
-            actor
-          ).catch((error) => {
+          // Bytes, as the command reads them: the same file imports the same lines either way.
+          const content = await readFile(file.tmpPath)
+          return await importStatement({ ...input, file_name: file.clientName, content }, actor, {
+            origin: { channel: 'upload' },
+          }).catch((error) => {
             if (!(error instanceof ActionError)) throw error
             throw new ActionError(
               error.errors.map((item) =>

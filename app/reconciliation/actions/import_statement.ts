@@ -10,7 +10,13 @@ import {
 } from '#reconciliation/layouts/index'
 import { StatementFormatError } from '#reconciliation/statement_line'
 import { refuseFutureLines } from '#reconciliation/future_statement_lines'
-import { matchImport, storeStatement, type ImportSummary } from '#reconciliation/statements'
+import {
+  fromTheBank,
+  matchImport,
+  storeStatement,
+  type ImportSummary,
+  type StatementOrigin,
+} from '#reconciliation/statements'
 import { recordAudit } from '#core/audit'
 import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -24,7 +30,7 @@ export const importStatementValidator = vine.compile(
     deposit_account_id: vine.number().withoutDecimals().min(1),
     layout: vine.enum(Object.keys(LAYOUTS) as StatementLayout[]).optional(),
     file_name: vine.string().trim().minLength(1).maxLength(255),
-    /** The statement file's text (CSV). */
+    /** The statement file's text (CSV); bytes are given apart (see importStatement). */
     content: vine.string(),
   })
 )
@@ -46,9 +52,19 @@ const MESSAGES = {
  */
 export async function importStatement(
   input: Record<string, unknown>,
-  actor: Actor
+  actor: Actor,
+  options: {
+    /** Where the file came from; a person's upload when left out. */
+    origin?: StatementOrigin
+  } = {}
 ): Promise<ImportSummary & { confirmation: ApprovalRequest | null }> {
-  const data = await validateInput(importStatementValidator, input, MESSAGES)
+  // The file as the bank wrote it: bytes, decoded here (a Buffer), or text already.
+  const bytes = Buffer.isBuffer(input.content) ? input.content : null
+  const data = await validateInput(
+    importStatementValidator,
+    bytes ? { ...input, content: bytes.toString('utf8') } : input,
+    MESSAGES
+  )
   const layout = data.layout ?? detectLayout(data.content) ?? 'neutral'
   // Read, not locked: payment creation locks the account to reserve its slots
   // and must not wait for an import.
@@ -59,7 +75,9 @@ export async function importStatement(
       `No deposit account ${data.deposit_account_id}`
     )
   }
-  const fileSha256 = createHash('sha256').update(data.content).digest('hex')
+  const fileSha256 = createHash('sha256')
+    .update(bytes ?? data.content)
+    .digest('hex')
   // The import's own time: a line dated after it (beyond the clock skew) refuses the file.
   const importedAt = new Date()
 
@@ -76,11 +94,14 @@ export async function importStatement(
           layout,
           fileName: data.file_name,
           fileSha256,
+          origin: options.origin,
           lines: refuseFutureLines(parseStatement(layout, data.content), importedAt),
           actor,
           judge: true,
-          // One person's file: above a platform's threshold, a second operator confirms it.
+          // One person's file: above a platform's threshold, a second operator
+          // confirms it. The bank's own channel needs no second person.
           hold: async (client, importId) => {
+            if (fromTheBank(options.origin)) return false
             confirmation = await holdAboveThreshold(client, importId, data.file_name, actor)
             return confirmation !== null
           },
@@ -93,6 +114,8 @@ export async function importStatement(
             file: data.file_name,
             file_sha256: fileSha256,
             layout,
+            origin: options.origin?.channel ?? 'upload',
+            origin_detail: options.origin?.detail ?? null,
             lines: result.lines,
             new_lines: result.newLines,
             awaiting_confirmation: result.held,
