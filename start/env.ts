@@ -108,6 +108,29 @@ export default await Env.create(new URL('../', import.meta.url), {
   S3_SECRET_ACCESS_KEY: Env.schema.secret.optional(),
   SLIP_VERIFIERS: Env.schema.string.optional(),
   SLIP_RECHECK_MAX_AGE_DAYS: Env.schema.number.optional(),
+  // Slip-verification providers: required when SLIP_VERIFIERS names them.
+  SLIP_PROVIDER_TIMEOUT_MS: Env.schema.number.optional(),
+  SLIP_PROVIDER_CA_FILE: Env.schema.string.optional(),
+  SLIPOK_URL: Env.schema.string.optional({ format: 'url', tld: false }),
+  SLIPOK_BRANCH_ID: Env.schema.string.optionalWhen(
+    () => !/(^|,)\s*slipok\s*(,|$)/.test(process.env.SLIP_VERIFIERS ?? ''),
+    {
+      message: 'SLIPOK_BRANCH_ID is required when SLIP_VERIFIERS names slipok',
+    }
+  ),
+  SLIPOK_API_KEY: Env.schema.secret.optionalWhen(
+    () => !/(^|,)\s*slipok\s*(,|$)/.test(process.env.SLIP_VERIFIERS ?? ''),
+    {
+      message: 'SLIPOK_API_KEY is required when SLIP_VERIFIERS names slipok',
+    }
+  ),
+  EASYSLIP_URL: Env.schema.string.optional({ format: 'url', tld: false }),
+  EASYSLIP_API_KEY: Env.schema.secret.optionalWhen(
+    () => !/(^|,)\s*easyslip\s*(,|$)/.test(process.env.SLIP_VERIFIERS ?? ''),
+    {
+      message: 'EASYSLIP_API_KEY is required when SLIP_VERIFIERS names easyslip',
+    }
+  ),
   RECEIVABLE_WINDOW_HOURS: Env.schema.number.optional(),
   STATEMENT_CLOCK_SKEW_SECONDS: Env.schema.number.optional(),
   // Mail to operators (enrolment links, notices to admins): smtp, or log (development).

@@ -1,7 +1,6 @@
-import logger from '@adonisjs/core/services/logger'
 import { readQrTexts } from '#slips/qr_reader'
 import { parseSlipText } from '#slips/mini_qr'
-import { slipVerifiers } from '#slips/verifiers/registry'
+import { askSlipVerifiers } from '#slips/verifiers/registry'
 import { referenceUses, slipForensics } from '#slips/forensics'
 import { verifySlip, type SlipReading, type Verification } from '#slips/verification'
 import type { SlipFacts, SlipOrder } from '#slips/verifiers/slip_verifier'
@@ -32,12 +31,7 @@ export async function readSlip(image: Uint8Array): Promise<SlipReading> {
   return other ?? { kind: 'no_qr' }
 }
 
-/** What each source answered for one slip, in the order they were asked. */
-export interface SourceAnswer {
-  name: string
-  answer: 'found' | 'unknown' | 'failed'
-  error?: string
-}
+export type { SourceAnswer } from '#slips/verifiers/registry'
 
 /** The outcome of checking one slip, and what is kept of it on the slip row. */
 export interface SlipCheck {
@@ -48,28 +42,18 @@ export interface SlipCheck {
 }
 
 /**
- * Asks the configured sources, in order, until one knows the transaction.
- * A source that fails is noted and skipped: the slip then stays pending and
- * is checked again later.
+ * Asks the configured sources, in order, until one knows the transaction
+ * (askSlipVerifiers: a source that cannot answer is noted and the next one
+ * asked; with no facts the slip stays pending and is checked again later).
  */
 async function establishFacts(reading: SlipReading, target: SlipOrder) {
-  const answers: SourceAnswer[] = []
-  if (reading.kind !== 'slip') return { facts: null, answers }
-  const reference = { sendingBank: reading.sendingBank, transRef: reading.transRef }
-  for (const verifier of slipVerifiers()) {
-    try {
-      const facts = await verifier.lookup(reference, target)
-      answers.push({ name: verifier.name, answer: facts ? 'found' : 'unknown' })
-      if (facts) return { facts, answers }
-    } catch (error) {
-      logger.warn(
-        { err: error, verifier: verifier.name, platform_order_id: target.order.platformOrderId },
-        'slip verifier failed; the slip stays pending'
-      )
-      answers.push({ name: verifier.name, answer: 'failed', error: (error as Error).message })
-    }
+  if (reading.kind !== 'slip') return { facts: null, refusal: null, answers: [] }
+  const reference = {
+    sendingBank: reading.sendingBank,
+    transRef: reading.transRef,
+    qrText: reading.qrText,
   }
-  return { facts: null, answers }
+  return askSlipVerifiers(reference, target)
 }
 
 /**
@@ -85,7 +69,7 @@ export async function checkSlip(input: {
   slipId?: number | null
 }): Promise<SlipCheck> {
   const { reading, target } = input
-  const { facts, answers } = await establishFacts(reading, target)
+  const { facts, refusal, answers } = await establishFacts(reading, target)
   const transRef = reading.kind === 'slip' ? reading.transRef : null
   const forensics = await slipForensics(input.sha256, transRef, input.slipId ?? null)
   const { order, account } = target
@@ -105,7 +89,8 @@ export async function checkSlip(input: {
         billerId: account.billerId,
       },
     },
-    referenceUses(forensics, input.slipId ?? null)
+    referenceUses(forensics, input.slipId ?? null),
+    refusal
   )
   return {
     verification,
@@ -118,6 +103,7 @@ export async function checkSlip(input: {
         trans_date: reading.kind === 'slip' ? reading.transDate : null,
       },
       sources: answers,
+      ...(refusal ? { refusal } : {}),
       facts: facts && {
         source: facts.source,
         amount: facts.amount,

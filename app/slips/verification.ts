@@ -1,6 +1,6 @@
 import type { DateTime } from 'luxon'
 import type { DepositChannel } from '#payments/models/deposit_account'
-import type { ClaimedOrder, SlipFacts } from '#slips/verifiers/slip_verifier'
+import type { ClaimedOrder, SlipFacts, SlipRefusalReason } from '#slips/verifiers/slip_verifier'
 import { NO_QR, QRCODE_ERROR, QRCODE_MISSING_TIME } from '#slips/mini_qr'
 
 /**
@@ -77,7 +77,18 @@ export interface VerificationChecks {
     earliest: string
     latest: string
   }
-  reuse: { result: 'ok' | 'error'; used_by: ReferenceUse[] }
+  reuse: {
+    result: 'ok' | 'error'
+    used_by: ReferenceUse[]
+    /** The source that said the transaction was verified before (a provider's repeated slip). */
+    repeated_at_source?: string
+  }
+}
+
+/** A source's refutation of the slip without the transaction's facts (docs/slips.md). */
+export interface Refutation {
+  source: string
+  reason: SlipRefusalReason
 }
 
 export interface Verification {
@@ -90,12 +101,14 @@ export function verifySlip(
   reading: SlipReading,
   facts: SlipFacts | null,
   order: OrderTerms,
-  uses: ReferenceUse[]
+  uses: ReferenceUse[],
+  refutation: Refutation | null = null
 ): Verification {
   if (reading.kind === 'no_qr') return { status: 'unreadable', message: NO_QR, checks: null }
   if (reading.kind === 'not_slip') {
     return { status: 'unreadable', message: QRCODE_ERROR, checks: null }
   }
+  if (!facts && refutation) return refutedSlip(refutation, order, uses)
   if (!facts) return { status: 'pending', message: VERIFICATION_PENDING, checks: null }
   // A date alone (TrueMoney's QR) cannot tell whether the transfer was in time.
   const transferredAt = facts.transferredAt
@@ -110,7 +123,12 @@ export function verifySlip(
   // The transaction matched to this very order is this order's, whoever else
   // showed its slip: their slips are the reuse, not this one.
   const ownTransaction = facts.claimedBy !== null && isOrder(facts.claimedBy, order.id)
-  const reused = elsewhere.length > 0 && !ownTransaction
+  // A source that has seen the transaction before (a provider's repeated
+  // slip) names a reuse unless the gateway's own records show this order's
+  // earlier slip or line with it: the same slip sent again for the same order.
+  const repeatedElsewhere =
+    facts.repeated === true && !uses.some((use) => isOrder(use.order, order.id))
+  const reused = (elsewhere.length > 0 || repeatedElsewhere) && !ownTransaction
   const reference = referenceCheck(order, facts)
   const checks: VerificationChecks = {
     reference,
@@ -125,7 +143,11 @@ export function verifySlip(
       actual: facts.receiver,
     },
     time: timeCheck(transferredAt, order),
-    reuse: { result: reused ? 'error' : 'ok', used_by: uniqueUses(elsewhere) },
+    reuse: {
+      result: reused ? 'error' : 'ok',
+      used_by: uniqueUses(elsewhere),
+      ...(facts.repeated ? { repeated_at_source: facts.source } : {}),
+    },
   }
 
   const time = TIME_TEXT[checks.time.result]
@@ -159,6 +181,29 @@ export function verifySlip(
     !reused &&
     reference.result !== 'error'
   return { status: passed ? 'passed' : 'failed', message: `${parts.join(', ')}.`, checks }
+}
+
+/**
+ * A source refuted the slip without giving the transaction (no source gave
+ * facts): failed, naming what it refuted; a reuse the gateway itself knows
+ * of is added as `ref error`. A repeated slip the gateway has seen only on
+ * this order's own earlier slip is that slip sent again: without facts it
+ * stays pending, and the earlier slip carries the verdict.
+ */
+function refutedSlip(
+  refutation: Refutation,
+  order: OrderTerms,
+  uses: ReferenceUse[]
+): Verification {
+  const elsewhere = uses.some((use) => !isOrder(use.order, order.id))
+  if (refutation.reason === 'repeated') {
+    if (!elsewhere && uses.some((use) => isOrder(use.order, order.id))) {
+      return { status: 'pending', message: VERIFICATION_PENDING, checks: null }
+    }
+    return { status: 'failed', message: 'ref error.', checks: null }
+  }
+  const part = refutation.reason === 'amount_mismatch' ? 'amount mismatch' : 'destination error'
+  return { status: 'failed', message: `${part}${elsewhere ? ', ref error' : ''}.`, checks: null }
 }
 
 const TIME_TEXT: Record<TimeResult, string> = {
