@@ -104,7 +104,9 @@ function checkRows(
       expected: 'used by no other order',
       actual:
         checks.reuse.used_by.length === 0
-          ? 'none'
+          ? checks.reuse.repeated_at_source
+            ? `verified before, says ${checks.reuse.repeated_at_source} (repeated slip)`
+            : 'none'
           : checks.reuse.used_by
               .map((use) => {
                 const what = use.kind === 'slip' ? 'slip' : 'statement line'
