@@ -7,7 +7,7 @@ import { basename } from 'node:path'
 export default class StatementsImport extends BaseCommand {
   static commandName = 'statements:import'
   static description =
-    "Import a deposit account's bank statement (CSV) and match its lines to orders; importing a file twice adds nothing"
+    "Import a deposit account's bank statement (CSV, or XLSX with a defined layout) and match its lines to orders; importing a file twice adds nothing"
   static options: CommandOptions = { startApp: true }
 
   @args.string({ description: 'Path of the statement file' })
@@ -21,7 +21,7 @@ export default class StatementsImport extends BaseCommand {
 
   @flags.string({
     description:
-      'File layout: neutral, kbank or kbiz; left out, it is recognised from the file (a KBiz export by its title), else neutral',
+      "File layout: neutral, kbank, kbiz or a layout defined in the back-office (its current version); left out: a KBiz export by its title, else the deposit account's layout, else neutral",
   })
   declare layout?: string
 

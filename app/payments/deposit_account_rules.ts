@@ -7,6 +7,8 @@ import { formatAmount, formatThb } from '#core/money'
 import { ActionError, clearable, onOff, thbAmount, type FieldError } from '#core/validation'
 import { normalizeProxy } from '#payments/promptpay_qr'
 import { depositProvider } from '#payments/providers/registry'
+import db from '@adonisjs/lucid/services/db'
+import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 
 /**
  * The deposit-account pool's rules, shared by the create and update actions:
@@ -92,6 +94,46 @@ const providerName = vine.createRule((value, _options, field: FieldContext) => {
   }
   field.mutate(name, field)
 })
+
+/**
+ * The names of the statement layouts operators defined, by id: what the
+ * request card and the forms show for `statement_layout_id`. Loaded by
+ * `loadLayoutNames` when an account's change is prepared.
+ */
+const layoutNames = new Map<number, string>()
+
+/** Reads every defined layout's name (a handful of rows) for displayAccountFields. */
+export async function loadLayoutNames(client: QueryClientContract = db.connection()) {
+  const rows = await client.from('statement_layouts').select('id', 'name')
+  layoutNames.clear()
+  for (const row of rows) layoutNames.set(Number(row.id), String(row.name))
+}
+
+/**
+ * A statement layout defined in the back-office (with an approved version),
+ * by its name or id: the layout the account's files are read with when an
+ * import names none (docs/reconciliation.md, "Layouts operators define").
+ */
+const statementLayout = vine.createRule(
+  async (value, _options, field: FieldContext) => {
+    const text = String(value).trim().toLowerCase()
+    const row = await db
+      .from('statement_layouts')
+      .where(/^\d+$/.test(text) ? 'id' : 'name', /^\d+$/.test(text) ? Number(text) : text)
+      .select('id', 'name')
+      .first()
+    if (!row) {
+      return field.report(
+        `${field.name}: "${value}" is not a statement layout defined in the back-office (or "none")`,
+        'statement_layout',
+        field
+      )
+    }
+    layoutNames.set(Number(row.id), String(row.name))
+    field.mutate(Number(row.id), field)
+  },
+  { isAsync: true }
+)
 
 /** An object, or its JSON text as typed on a command line. */
 const jsonObject = vine.createRule((value, _options, field: FieldContext) => {
@@ -189,6 +231,8 @@ function settingFields() {
       .optional(),
     /** Off: no new order is drawn on the account (open orders stay valid). */
     active: vine.any().use(onOff()).optional(),
+    /** The statement layout its files are read with when an import names none ("none": neutral). */
+    statement_layout_id: clearable(vine.any().use(statementLayout())).optional(),
     /** Why (kept in the audit log). */
     comment: vine.string().trim().maxLength(500).optional(),
   }
@@ -221,6 +265,7 @@ export type DepositAccountAttributes = Pick<
   | 'maxAdjustment'
   | 'priority'
   | 'active'
+  | 'statementLayoutId'
 >
 
 /** Input field → model property. */
@@ -243,6 +288,7 @@ const PROPERTIES = {
   max_adjustment: 'maxAdjustment',
   priority: 'priority',
   active: 'active',
+  statement_layout_id: 'statementLayoutId',
 } as const satisfies Record<string, keyof DepositAccountAttributes>
 
 type Field = keyof typeof PROPERTIES
@@ -267,6 +313,7 @@ const NEW_ACCOUNT: DepositAccountAttributes = {
   maxAdjustment: DEFAULT_MAX_ADJUSTMENT,
   priority: 0,
   active: true,
+  statementLayoutId: null,
 }
 
 /**
@@ -486,6 +533,7 @@ export function depositAccountSnapshot(account: DepositAccountAttributes) {
     max_adjustment: account.maxAdjustment,
     priority: account.priority,
     active: account.active,
+    statement_layout_id: account.statementLayoutId ?? null,
   }
 }
 
@@ -662,6 +710,10 @@ export function displayAccountFields(
     hourly_amount_limit: thb(account.hourlyAmountLimit),
     daily_amount_limit: thb(account.dailyAmountLimit),
     active: account.active ? 'on' : 'off',
+    statement_layout_id:
+      account.statementLayoutId === null || account.statementLayoutId === undefined
+        ? null
+        : (layoutNames.get(account.statementLayoutId) ?? `#${account.statementLayoutId}`),
   }
   const shown: Record<string, unknown> = {}
   for (const field of fields) {

@@ -100,6 +100,7 @@ test.group('create_deposit_account action', (group) => {
       max_adjustment: 999,
       priority: 10,
       active: true,
+      statement_layout_id: null,
     })
   })
 

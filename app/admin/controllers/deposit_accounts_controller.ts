@@ -28,6 +28,7 @@ import {
   CREATE_DEPOSIT_ACCOUNT_ACTION,
 } from '#payments/actions/create_deposit_account'
 import type Operator from '#operators/models/operator'
+import { definedLayoutChoices } from '#reconciliation/statement_layouts'
 import type ApprovalRequest from '#approvals/models/approval_request'
 
 const PER_PAGE = 25
@@ -51,6 +52,7 @@ const ACCOUNT_FIELDS = [
   'daily_amount_limit',
   'max_adjustment',
   'priority',
+  'statement_layout_id',
   'comment',
 ]
 
@@ -65,12 +67,27 @@ const CLEARABLE_FIELDS = [
   'hourly_amount_limit',
   'daily_count_limit',
   'daily_amount_limit',
+  'statement_layout_id',
 ]
 
 /** What the forms' selects offer. */
 const CHOICES = {
   channels: ['qr', 'transfer', 'external'].map((value) => ({ value, label: value })),
   banks: Object.keys(BANKS).map((value) => ({ value, label: value })),
+}
+
+/** The statement layouts an account may read its files with (and none: neutral, or recognised). */
+async function layoutChoices() {
+  const layouts = await definedLayoutChoices()
+  return {
+    statementLayouts: [
+      { value: '', label: 'none: neutral (a KBiz export is recognised)' },
+      ...layouts.map((layout) => ({
+        value: String(layout.id),
+        label: `${layout.name}${layout.bank ? ` (${layout.bank})` : ''} v${layout.version}`,
+      })),
+    ],
+  }
 }
 
 /** "approval request #12 opened: waits for a second admin". */
@@ -185,7 +202,7 @@ export default class DepositAccountsController {
   }
 
   async create({ view }: HttpContext) {
-    return view.render('admin/deposit_accounts/new', CHOICES)
+    return view.render('admin/deposit_accounts/new', { ...CHOICES, ...(await layoutChoices()) })
   }
 
   async store(ctx: HttpContext) {
@@ -229,8 +246,11 @@ export default class DepositAccountsController {
       ),
       refusal: session.flashMessages.get('actionRefusal') ?? null,
       back: `/admin/deposit-accounts/${account.id}`,
+      statementLayoutId:
+        account.statementLayoutId === null ? '' : String(account.statementLayoutId),
       ...DECISION_CODES,
       ...CHOICES,
+      ...(await layoutChoices()),
     })
   }
 

@@ -2,6 +2,7 @@ import type { HttpContext } from '@adonisjs/core/http'
 import { readFile, rm } from 'node:fs/promises'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { LAYOUTS } from '#reconciliation/layouts/index'
+import { definedLayoutChoices } from '#reconciliation/statement_layouts'
 import {
   depositAccountChoices,
   matchRates,
@@ -50,7 +51,14 @@ export default class StatementsController {
           page: String(to),
         }).toString(),
       accounts,
-      layouts: Object.keys(LAYOUTS).map((value) => ({ value, label: value })),
+      layouts: [
+        ...Object.keys(LAYOUTS).map((value) => ({ value, label: value })),
+        // The layouts operators defined, each read with its current version.
+        ...(await definedLayoutChoices()).map((layout) => ({
+          value: layout.name,
+          label: `${layout.name} (v${layout.version})`,
+        })),
+      ],
       rates: await matchRates(),
       maxMegabytes: STATEMENT_FILE_MAX_BYTES / 1024 / 1024,
     })

@@ -20,6 +20,7 @@ import {
   newAccountFields,
   newAccountKey,
   depositAccountSnapshot,
+  loadLayoutNames,
   lockPool,
   poolClashes,
   refuseIfAny,
@@ -105,6 +106,7 @@ function newAccountTarget(attributes: DepositAccountAttributes): ApprovalTarget 
 /** Locks the pool and checks the account would clash with none of it (again on approval). */
 async function prepareCreate(trx: TransactionClientContract, attributes: DepositAccountAttributes) {
   refuseIfAny(poolClashes(attributes, await lockPool(trx), null))
+  await loadLayoutNames(trx)
   return { attributes, target: newAccountTarget(attributes) }
 }
 

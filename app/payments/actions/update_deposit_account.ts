@@ -18,6 +18,7 @@ import {
   accountChangeFields,
   depositAccountSnapshot,
   displayAccountFields,
+  loadLayoutNames,
   lockPool,
   onlyStopsMoney,
   poolClashes,
@@ -152,6 +153,7 @@ function accountTarget(account: DepositAccount): ApprovalTarget {
  */
 async function prepareChange(trx: TransactionClientContract, data: UpdateData) {
   const pool = await lockPool(trx)
+  await loadLayoutNames(trx)
   const account = pool.find((candidate) => candidate.id === data.id)
   if (!account) throw ActionError.notFound('id', `no deposit account with id ${data.id}`)
   const after = resultingAccount(account, data)

@@ -72,6 +72,10 @@ export default class DepositAccount extends BaseModel {
   @column({ consume: Boolean })
   declare active: boolean
 
+  /** The statement layout its files are read with when an import names none (null: neutral). */
+  @column(nullableNumber)
+  declare statementLayoutId: number | null
+
   @dateTimeColumn({ autoCreate: true })
   declare createdAt: DateTime
 

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
+import type { FieldContext } from '@vinejs/vine/types'
 import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import {
@@ -8,7 +9,14 @@ import {
   parseStatement,
   type StatementLayout,
 } from '#reconciliation/layouts/index'
-import { StatementFormatError } from '#reconciliation/statement_line'
+import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
+import { definedLayoutLines } from '#reconciliation/layouts/defined_layout'
+import {
+  definedLayoutChoices,
+  findDefinedLayout,
+  layoutOfAccount,
+  type DefinedLayout,
+} from '#reconciliation/statement_layouts'
 import { refuseFutureLines } from '#reconciliation/future_statement_lines'
 import {
   fromTheBank,
@@ -25,10 +33,24 @@ import type { Actor } from '#core/actor'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { holdAboveThreshold } from '#reconciliation/statement_confirmation'
 
+/** A built-in layout's name, or a layout defined in the back-office (any case). */
+const layoutName = vine.createRule(
+  async (value, _options, field: FieldContext) => {
+    const name = String(value).trim().toLowerCase()
+    if (name in LAYOUTS) return field.mutate(name, field)
+    const defined = await definedLayoutChoices()
+    if (defined.some((layout) => layout.name === name)) return field.mutate(name, field)
+    const names = [...Object.keys(LAYOUTS), ...defined.map((layout) => layout.name)]
+    field.report(`${field.name} must be one of: ${names.join(', ')}`, 'layout', field)
+  },
+  { isAsync: true }
+)
+
 export const importStatementValidator = vine.compile(
   vine.object({
     deposit_account_id: vine.number().withoutDecimals().min(1),
-    layout: vine.enum(Object.keys(LAYOUTS) as StatementLayout[]).optional(),
+    /** A built-in layout's name, or a layout defined in the back-office. */
+    layout: vine.any().use(layoutName()).optional(),
     file_name: vine.string().trim().minLength(1).maxLength(255),
     /** The statement file's text (CSV); bytes are given apart (see importStatement). */
     content: vine.string(),
@@ -36,7 +58,6 @@ export const importStatementValidator = vine.compile(
 )
 
 const MESSAGES = {
-  'layout.enum': `layout must be one of: ${Object.keys(LAYOUTS).join(', ')}`,
   'content.required': 'content is required: the file is empty',
 }
 
@@ -65,7 +86,6 @@ export async function importStatement(
     bytes ? { ...input, content: bytes.toString('utf8') } : input,
     MESSAGES
   )
-  const layout = data.layout ?? detectLayout(data.content) ?? 'neutral'
   // Read, not locked: payment creation locks the account to reserve its slots
   // and must not wait for an import.
   const account = await DepositAccount.find(data.deposit_account_id)
@@ -75,6 +95,14 @@ export async function importStatement(
       `No deposit account ${data.deposit_account_id}`
     )
   }
+  const chosen = await chooseLayout(data.layout, data.content, account.id)
+  const layout = chosen.defined ? chosen.defined.label : chosen.builtIn
+  // A defined layout reads the file's bytes in its own encoding; the built-in ones read UTF-8.
+  const fileBytes = bytes ?? Buffer.from(data.content, 'utf8')
+  const parse = (): AsyncIterable<ParsedStatementLine> =>
+    chosen.defined
+      ? definedLayoutLines(chosen.defined.definition, fileBytes)
+      : parseStatement(chosen.builtIn, data.content)
   const fileSha256 = createHash('sha256')
     .update(bytes ?? data.content)
     .digest('hex')
@@ -95,7 +123,7 @@ export async function importStatement(
           fileName: data.file_name,
           fileSha256,
           origin: options.origin,
-          lines: refuseFutureLines(parseStatement(layout, data.content), importedAt),
+          lines: refuseFutureLines(parse(), importedAt),
           actor,
           judge: true,
           // One person's file: above a platform's threshold, a second operator
@@ -127,7 +155,9 @@ export async function importStatement(
     )
   } catch (error) {
     if (!(error instanceof StatementFormatError)) throw error
-    throw ActionError.field('content', `Nothing imported: ${error.message}`)
+    // A defined layout's messages name the file too (its line and column follow).
+    const where = chosen.defined ? `${data.file_name}, ${chosen.defined.label}: ` : ''
+    throw ActionError.field('content', `Nothing imported: ${where}${error.message}`)
   }
   if (stored.held) {
     // Nothing is matched or posted until a second operator confirms the file.
@@ -152,4 +182,31 @@ export async function importStatement(
     results,
     confirmation: null,
   }
+}
+
+/**
+ * The layout a file is read with (docs/decisions.md, "Layouts: which one
+ * reads a file"): the one the import names (built-in, or defined in the
+ * back-office: its current version); else a KBiz export recognised by its
+ * title; else the layout assigned to the deposit account (its current
+ * version); else neutral.
+ */
+async function chooseLayout(
+  named: string | undefined,
+  content: string,
+  accountId: number
+): Promise<
+  { builtIn: StatementLayout; defined: null } | { builtIn: null; defined: DefinedLayout }
+> {
+  if (named) {
+    if (named in LAYOUTS) return { builtIn: named as StatementLayout, defined: null }
+    const defined = await findDefinedLayout(named)
+    if (defined) return { builtIn: null, defined }
+    throw ActionError.field('layout', `layout ${named} has no approved version`)
+  }
+  const detected = detectLayout(content)
+  if (detected) return { builtIn: detected, defined: null }
+  const assigned = await layoutOfAccount(accountId)
+  if (assigned) return { builtIn: null, defined: assigned }
+  return { builtIn: 'neutral', defined: null }
 }

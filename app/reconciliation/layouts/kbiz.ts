@@ -45,7 +45,7 @@ interface Declared {
   deposits: { count: number; total: number }
 }
 
-type Balanced = ParsedStatementLine & { balanceAfter: number }
+export type Balanced = ParsedStatementLine & { balanceAfter: number }
 
 const DATE = /^(\d{1,2})\/(\d{1,2})\/(\d{2})(?:\s+(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
 const TIME = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/
@@ -277,7 +277,7 @@ function signed(line: ParsedStatementLine) {
  * first: the times of the file's ends say which; lines all of one minute
  * are ordered by their balances, as BalanceChain orders them.
  */
-function timeOrder(first?: Balanced, second?: Balanced, last?: Balanced) {
+export function timeOrder(first?: Balanced, second?: Balanced, last?: Balanced) {
   if (!first || !last) return undefined
   const span = last.lineAt.getTime() - first.lineAt.getTime()
   const oldestFirst =
