@@ -6,9 +6,12 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
 export NODE_ENV=test
 
-# Whether this run includes the browser suite: not when the arguments name
-# suites without `browser`, or filter by files none of which is a browser one.
-includes_browser_suite() {
+# Whether this run includes suite $1 (and, with file filters, a file whose
+# path contains $2): not when the arguments name suites without it, or filter
+# by files none of which matches.
+includes_suite() {
+  local suite=$1 pattern=$2
+  shift 2
   local suites=() files=() expect=""
   for arg in "$@"; do
     if [[ -n "$expect" ]]; then
@@ -24,14 +27,17 @@ includes_browser_suite() {
       *) suites+=("$arg") ;;
     esac
   done
-  if [[ ${#suites[@]} -gt 0 && " ${suites[*]} " != *" browser "* ]]; then return 1; fi
-  if [[ ${#files[@]} -gt 0 && "${files[*]}" != *browser* ]]; then return 1; fi
+  if [[ ${#suites[@]} -gt 0 && " ${suites[*]} " != *" $suite "* ]]; then return 1; fi
+  if [[ ${#files[@]} -gt 0 && "${files[*]}" != *"$pattern"* ]]; then return 1; fi
   return 0
 }
 
 # Debian's Chromium and a Thai font: installed when missing, or a clear failure now
 # rather than a browser that cannot start halfway through the run.
-if includes_browser_suite "$@"; then bash bin/browser_deps.sh; fi
+if includes_suite browser browser "$@"; then bash bin/browser_deps.sh; fi
+# OpenSSH's sshd and Dovecot for the statement-fetch tests (they start their
+# own servers): installed when missing; if they cannot be, those tests skip.
+if includes_suite functional statement_fetch "$@"; then bash bin/bank_channel_deps.sh; fi
 
 bash bin/services.sh
 # Each test process creates its own database when missing (tests/bootstrap.ts).

@@ -180,6 +180,8 @@ router
     */
     const AdminPayoutsController = () => import('#admin/controllers/payouts_controller')
     const StatementsController = () => import('#admin/controllers/statements_controller')
+    const StatementLayoutsController = () =>
+      import('#admin/controllers/statement_layouts_controller')
     router
       .group(() => {
         router.get('/payouts', [AdminPayoutsController, 'index'])
@@ -188,8 +190,25 @@ router
           .where('platformOrderId', /^[A-Za-z0-9]{24}$/)
         router.get('/statements', [StatementsController, 'index'])
         router.get('/statements/imports/:id', [StatementsController, 'show']).where('id', /^\d+$/)
+        router.get('/statement-layouts', [StatementLayoutsController, 'index'])
+        router
+          .get('/statement-layouts/:id', [StatementLayoutsController, 'show'])
+          .where('id', /^\d+$/)
       })
       .use(middleware.adminAuth({ role: 'viewer' }))
+    // Statement layouts: admins define them (each version approved by a second admin).
+    router
+      .group(() => {
+        router.get('/statement-layouts/new', [StatementLayoutsController, 'create'])
+        router
+          .post('/statement-layouts/new', [StatementLayoutsController, 'submit'])
+          .as('statement_layouts.submit_new')
+        router
+          .post('/statement-layouts/:id', [StatementLayoutsController, 'submit'])
+          .where('id', /^\d+$/)
+          .as('statement_layouts.submit_version')
+      })
+      .use(middleware.adminAuth({ role: 'admin' }))
     router
       .group(() => {
         router.post('/payouts/export', [AdminPayoutsController, 'export'])
@@ -199,6 +218,43 @@ router
         router.post('/statements', [StatementsController, 'store'])
       })
       .use(middleware.adminAuth({ role: 'operator' }))
+
+    /*
+    | Statement sources: where each deposit account's statements are fetched
+    | from (SFTP, IMAP). Viewers read (sources, fetched files); operators ask
+    | for a fetch now; admins add and change sources (where statements come
+    | from waits for a second admin) and switch them off.
+    */
+    const StatementSourcesController = () =>
+      import('#admin/controllers/statement_sources_controller')
+    router
+      .group(() => {
+        router.get('/statement-sources/new', [StatementSourcesController, 'create'])
+        router.post('/statement-sources', [StatementSourcesController, 'store'])
+        router
+          .post('/statement-sources/:id', [StatementSourcesController, 'update'])
+          .where('id', /^\d+$/)
+        router
+          .post('/statement-sources/:id/enabled', [StatementSourcesController, 'enabled'])
+          .where('id', /^\d+$/)
+      })
+      .use(middleware.adminAuth({ role: 'admin' }))
+    router
+      .group(() => {
+        router
+          .post('/statement-sources/:id/fetch', [StatementSourcesController, 'fetchNow'])
+          .where('id', /^\d+$/)
+      })
+      .use(middleware.adminAuth({ role: 'operator' }))
+    router
+      .group(() => {
+        router.get('/statement-sources', [StatementSourcesController, 'index'])
+        router.get('/statement-sources/files', [StatementSourcesController, 'files'])
+        router
+          .get('/statement-sources/:id', [StatementSourcesController, 'show'])
+          .where('id', /^\d+$/)
+      })
+      .use(middleware.adminAuth({ role: 'viewer' }))
 
     /*
     | Reconciliation: one deposit account's bank days against the ledger, its

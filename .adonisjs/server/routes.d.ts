@@ -73,11 +73,24 @@ export type ScannedRoutes = {
     'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.index': { paramsTuple?: []; params?: {} }
     'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.index': { paramsTuple?: []; params?: {} }
+    'statement_layouts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.create': { paramsTuple?: []; params?: {} }
+    'statement_layouts.submit_new': { paramsTuple?: []; params?: {} }
+    'statement_layouts.submit_version': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'admin_payouts.export': { paramsTuple?: []; params?: {} }
     'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
     'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.store': { paramsTuple?: []; params?: {} }
+    'statement_sources.create': { paramsTuple?: []; params?: {} }
+    'statement_sources.store': { paramsTuple?: []; params?: {} }
+    'statement_sources.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_sources.enabled': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_sources.fetch_now': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_sources.index': { paramsTuple?: []; params?: {} }
+    'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
     'reconciliation.check': { paramsTuple?: []; params?: {} }
@@ -143,7 +156,14 @@ export type ScannedRoutes = {
     'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.index': { paramsTuple?: []; params?: {} }
     'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.index': { paramsTuple?: []; params?: {} }
+    'statement_layouts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.create': { paramsTuple?: []; params?: {} }
     'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'statement_sources.create': { paramsTuple?: []; params?: {} }
+    'statement_sources.index': { paramsTuple?: []; params?: {} }
+    'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
     'orders.index': { paramsTuple?: []; params?: {} }
@@ -190,7 +210,14 @@ export type ScannedRoutes = {
     'admin_payouts.show': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.index': { paramsTuple?: []; params?: {} }
     'statements.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.index': { paramsTuple?: []; params?: {} }
+    'statement_layouts.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.create': { paramsTuple?: []; params?: {} }
     'admin_payouts.file': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
+    'statement_sources.create': { paramsTuple?: []; params?: {} }
+    'statement_sources.index': { paramsTuple?: []; params?: {} }
+    'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
     'orders.index': { paramsTuple?: []; params?: {} }
@@ -246,10 +273,16 @@ export type ScannedRoutes = {
     'deposit_accounts.cancel_maintenance': { paramsTuple: [ParamValue]; params: {'windowId': ParamValue} }
     'deposit_accounts.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'deposit_accounts.active': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_layouts.submit_new': { paramsTuple?: []; params?: {} }
+    'statement_layouts.submit_version': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'admin_payouts.export': { paramsTuple?: []; params?: {} }
     'admin_payouts.outcome': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'admin_payouts.retry': { paramsTuple: [ParamValue]; params: {'platformOrderId': ParamValue} }
     'statements.store': { paramsTuple?: []; params?: {} }
+    'statement_sources.store': { paramsTuple?: []; params?: {} }
+    'statement_sources.update': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_sources.enabled': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
+    'statement_sources.fetch_now': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.check': { paramsTuple?: []; params?: {} }
     'statement_lines.confirm_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_lines.explain_debit': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }

@@ -6,7 +6,12 @@ export function presentNotice(notice: NotificationView) {
   return {
     id: notice.id,
     kind: notice.kind,
-    label: notice.kind === 'break_glass' ? 'break-glass' : 'approval requested',
+    label:
+      notice.kind === 'break_glass'
+        ? 'break-glass'
+        : notice.kind === 'alert'
+          ? 'alert'
+          : 'approval requested',
     action: notice.action,
     summary: notice.summary,
     at: formatGatewayDateTime(notice.created_at),
@@ -14,6 +19,8 @@ export function presentNotice(notice: NotificationView) {
     href:
       notice.approval_request_id !== null
         ? `/admin/review/approvals#approval-${notice.approval_request_id}`
-        : '/admin/audit?action=break_glass.use',
+        : notice.kind === 'alert' && notice.target_type === 'statement_source'
+          ? `/admin/statement-sources/${notice.target_id}`
+          : '/admin/audit?action=break_glass.use',
   }
 }

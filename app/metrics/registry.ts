@@ -284,3 +284,33 @@ export const sensitiveRequestOldest = new Gauge({
   help: 'How long the oldest pending request to change where money goes has waited (0 when none)',
   registers: [registry],
 })
+
+// -- Statements fetched from the bank (app/reconciliation/fetch) -----------------------
+
+export const statementFetchFailures = new Counter({
+  name: 'gateway_statement_fetch_failures_total',
+  help: 'Fetches of a statement source (SFTP, IMAP) that failed in this process, by source id',
+  labelNames: ['source'] as const,
+  registers: [registry],
+})
+
+export const statementFetchConsecutiveFailures = new Gauge({
+  name: 'gateway_statement_fetch_consecutive_failures',
+  help: 'Failed fetches of an enabled statement source since its last success (0: the last fetch succeeded)',
+  labelNames: ['source', 'account', 'kind'] as const,
+  registers: [registry],
+})
+
+export const statementFetchLastSuccess = new Gauge({
+  name: 'gateway_statement_fetch_last_success_timestamp_seconds',
+  help: 'When an enabled statement source was last fetched successfully (Unix seconds; 0 when never)',
+  labelNames: ['source', 'account', 'kind'] as const,
+  registers: [registry],
+})
+
+export const statementMissing = new Gauge({
+  name: 'gateway_statement_missing',
+  help: "1 when an enabled statement source's account has no statement imported from the bank today (GMT+7) past the source's statement_due_by, else 0",
+  labelNames: ['source', 'account', 'kind'] as const,
+  registers: [registry],
+})

@@ -10,6 +10,7 @@ import { queue } from '#core/queue/queue_manager'
 import { listWorkerStatuses } from '#core/queue/worker_status'
 import { staleReceivableCount } from '#reconciliation/reconciliation_page_query'
 import { unsealedRowCount } from '#core/audit_chain'
+import { readStatementSourceFigures } from '#reconciliation/fetch/source_metrics'
 import {
   auditChainOk,
   auditChainProblems,
@@ -382,7 +383,13 @@ async function readDatabase() {
   const now = Date.now()
   await within(
     READ_TIMEOUT_MS * 2,
-    Promise.all([readTopology(), readReviewQueues(now), readDepositAccounts(), readVerify(now)])
+    Promise.all([
+      readTopology(),
+      readReviewQueues(now),
+      readDepositAccounts(),
+      readVerify(now),
+      readStatementSourceFigures(new Date(now)),
+    ])
   )
 }
 

@@ -12,9 +12,11 @@ import { sendOperatorMail } from '#notifications/mail'
  * may decide), or a break-glass use (such a change made from the server's
  * shell, beyond four eyes). A notice stays on each admin's dashboard and in
  * the notifications area until that admin acknowledges it, and is mailed to
- * every other admin by the worker (mailPendingNotifications).
+ * every other admin by the worker (mailPendingNotifications). An `alert` is
+ * the gateway's own: a bank channel it cannot fetch statements from, a
+ * day's statement missing past its hour (app/reconciliation/fetch).
  */
-export type NotificationKind = 'request' | 'break_glass'
+export type NotificationKind = 'request' | 'break_glass' | 'alert'
 
 export interface Notice {
   kind: NotificationKind
@@ -213,7 +215,9 @@ export async function mailPendingNotifications(batch = 50) {
           subject:
             row.kind === 'break_glass'
               ? `[THB gateway] break-glass: ${row.action}`
-              : `[THB gateway] approval requested: ${row.action}`,
+              : row.kind === 'alert'
+                ? `[THB gateway] alert: ${row.action}`
+                : `[THB gateway] approval requested: ${row.action}`,
           text: `${row.summary}\n\nAt ${new Date(row.created_at).toISOString()} by ${row.actor}.\n\nSee ${link}\n`,
         })
       }

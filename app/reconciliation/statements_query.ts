@@ -83,6 +83,9 @@ function importRow(row: Record<string, any>, counts: LineCounts) {
     lines: Number(row.line_count),
     new_lines: Number(row.new_lines),
     actor: row.actor as string,
+    /** How the file arrived (migration 205): upload, command, or the bank's channel (sftp, imap). */
+    origin: (row.origin ?? 'upload') as string,
+    origin_detail: (row.origin_detail as string | null) ?? null,
     created_at: formatGatewayDateTime(asDate(row.created_at)),
     status: (row.status ?? 'confirmed') as 'confirmed' | 'awaiting_confirmation' | 'discarded',
     status_label:

@@ -80,6 +80,7 @@ test.group('worker schedules survive Redis losing its data', (group) => {
       'seal-audit-log',
       'verify-audit-chain',
       'mail-notifications',
+      'fetch-statements',
     ])
     assert.deepEqual(response.json.workers, [])
   })

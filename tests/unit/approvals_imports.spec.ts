@@ -119,6 +119,8 @@ test.group('approvals registry', () => {
       'operator.enable': true,
       'operator.reset_2fa': true,
       'operator.new_link': true,
+      'statement_layout.save': true,
+      'statement_source.save': true,
     }
     assert.sameMembers(names, Object.keys(expected))
     assert.deepEqual(

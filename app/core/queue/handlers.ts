@@ -29,6 +29,10 @@ export const HANDLERS: Record<string, () => Promise<Handler>> = {
     (await import('#jobs/verify_reconciliation_job')).default as Handler,
   [JOBS.verifyLedger.name]: async () =>
     (await import('#jobs/verify_ledger_job')).default as Handler,
+  [JOBS.fetchStatements.name]: async () =>
+    (await import('#jobs/fetch_statements_job')).default as Handler,
+  [JOBS.fetchStatementSource.name]: async () =>
+    (await import('#jobs/fetch_statement_source_job')).default as Handler,
   [JOBS.sweepPendingSlips.name]: async () =>
     (await import('#jobs/sweep_pending_slips_job')).default as Handler,
   [JOBS.performCredentialRotation.name]: async () =>

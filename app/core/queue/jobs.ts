@@ -112,6 +112,23 @@ export const JOBS = {
     attempts: 3,
     backoff: { type: 'exponential', delay: 60_000 },
   },
+  /**
+   * Fetches the statement files of every statement source due (SFTP, IMAP),
+   * imports each once, and tells a day's statement missing past its hour.
+   */
+  fetchStatements: {
+    queue: 'reconciliation',
+    name: 'statements.fetch',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
+  /** Fetches one statement source now (an operator's "Fetch now"). */
+  fetchStatementSource: {
+    queue: 'reconciliation',
+    name: 'statements.fetch-source',
+    attempts: 1,
+    backoff: { type: 'fixed', delay: 0 },
+  },
   /** Safety net: verifies again every pending slip (a lost re-check, a provider that answers late). */
   sweepPendingSlips: {
     queue: 'reconciliation',
@@ -203,6 +220,8 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   { id: 'verify-audit-chain', job: 'verifyAuditChain', everyMs: 24 * 3_600_000 },
   { id: 'purge-merchant-requests', job: 'purgeMerchantRequests', everyMs: 3_600_000 },
   { id: 'mail-notifications', job: 'mailNotifications', everyMs: queueConfig.sweepIntervalMs },
+  // Each source is fetched at its own interval (every_minutes); this finds the due ones.
+  { id: 'fetch-statements', job: 'fetchStatements', everyMs: 60_000 },
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
 ]
