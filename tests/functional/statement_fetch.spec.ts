@@ -14,7 +14,7 @@ import Operator from '#operators/models/operator'
 import { approveRequest } from '#approvals/actions/approve_request'
 import { formatAmount } from '#core/money'
 import { gatewayPeriodStarts } from '#core/clock'
-import { dispatch } from '#core/queue/queue_manager'
+import { dispatch, queue } from '#core/queue/queue_manager'
 import type { Actor } from '#core/actor'
 import { statementFetchFailures, statementMissing } from '#metrics/registry'
 import { fetchStatements } from '#reconciliation/fetch/fetch_statements'
@@ -217,7 +217,8 @@ test.group('statement fetch: SFTP (OpenSSH sftp-server)', (group) => {
     // Two sources on one directory: two workers fetching the same file, without a shared lease.
     const first = await addSftpSource(server, account.id)
     const second = await addSftpSource(server, account.id)
-    const path = await server.drop('STMT_KBANK_20261121.csv', statementPaying(order))
+    const statement = statementPaying(order)
+    const path = await server.drop('STMT_KBANK_20261121.csv', statement)
     // Not a statement: the pattern leaves it.
     await server.drop('README.txt', 'not a statement')
 
@@ -251,7 +252,7 @@ test.group('statement fetch: SFTP (OpenSSH sftp-server)', (group) => {
     assert.equal(files[0].remote_name, path)
     // Kept as it came.
     const kept = Buffer.from(await drive.use().getBytes(files[0].storage_key))
-    assert.equal(kept.toString(), statementPaying(order))
+    assert.equal(kept.toString(), statement)
     assert.equal(files[0].sha256, createHash('sha256').update(kept).digest('hex'))
     // Never removed from the bank's server unless the source says so.
     assert.include(await readdir(server.dropDir), 'STMT_KBANK_20261121.csv')
@@ -269,6 +270,8 @@ test.group('statement fetch: SFTP (OpenSSH sftp-server)', (group) => {
     const first = await addSftpSource(server, account.id)
     const second = await addSftpSource(server, account.id)
     await server.drop('statement.csv', statementPaying(order))
+    // Only this test's jobs: earlier files of this process leave theirs queued.
+    await queue('reconciliation').obliterate({ force: true })
     const stops = [startTestWorker('reconciliation'), startTestWorker('reconciliation')]
     try {
       await Promise.all(
