@@ -36,18 +36,25 @@ export function findReference(text: string): string | null {
 }
 
 /** "1,234.50" / "1234.5" / "-20.00" → satang (sign dropped; callers use direction). */
-export function parseStatementAmount(text: string, lineNumber: number): number {
+export function parseStatementAmount(text: string, lineNumber: number, column?: string): number {
   const clean = text.replaceAll(',', '').trim().replace(/^-/, '')
   const match = /^(\d{1,13})(?:\.(\d{1,2}))?$/.exec(clean)
-  if (!match) throw new StatementFormatError(`line ${lineNumber}: "${text}" is not an amount`)
+  if (!match) {
+    const where = column ? `line ${lineNumber}, column ${column}` : `line ${lineNumber}`
+    throw new StatementFormatError(`${where}: "${text}" is not an amount`)
+  }
   return Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'))
 }
 
 /** A running balance the bank printed ("12,345.60", "-20.00") → signed satang; empty → null. */
-export function parseStatementBalance(text: string | undefined, lineNumber: number): number | null {
+export function parseStatementBalance(
+  text: string | undefined,
+  lineNumber: number,
+  column?: string
+): number | null {
   const clean = text?.trim() ?? ''
   if (clean === '') return null
-  const satang = parseStatementAmount(clean, lineNumber)
+  const satang = parseStatementAmount(clean, lineNumber, column)
   return clean.startsWith('-') ? -satang : satang
 }
 

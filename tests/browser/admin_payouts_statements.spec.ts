@@ -203,7 +203,7 @@ test.group('back-office payouts and statements (browser)', (group) => {
     await page.setInputFiles('#field-file', future)
     await submit(page, '#statement-upload')
     const futureError = await page.locator('#error-file').innerText()
-    assert.include(futureError, 'Nothing imported: line 3: ')
+    assert.include(futureError, 'Nothing imported: future.csv, neutral: line 3: ')
     assert.include(futureError, 'is in the future')
     assert.lengthOf(await db.from('statement_imports'), 0)
     assert.lengthOf(await db.from('statement_lines'), 0)

@@ -212,7 +212,10 @@ test.group('statement import and matching', (group) => {
     account = await createDepositAccount()
     const file =
       'date_time,direction,amount\n2026-11-21 10:00,credit,100.00\n2026-11-21 10:01,sideways,5.00\n'
-    await assert.rejects(() => importFile(account, 'bad.csv', file), /line 3: direction/)
+    await assert.rejects(
+      () => importFile(account, 'bad.csv', file),
+      /line 3, column direction: direction/
+    )
     await assert.rejects(
       () => importFile(account, 'bad.csv', 'date,amount\n1,2\n'),
       /missing column\(s\) date_time, direction/
@@ -556,7 +559,11 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
       )
     )
     assert.deepEqual(bad.errors, [
-      { field: 'content', message: 'Nothing imported: line 3: direction must be credit or debit' },
+      {
+        field: 'content',
+        message:
+          'Nothing imported: bad.csv, neutral: line 3, column direction: direction must be credit or debit',
+      },
     ])
     const unknown = await actionError(
       importStatement(

@@ -208,7 +208,7 @@ test.group('a statement imported by hand', (group) => {
     assert.match(
       error.errors[0].message,
       new RegExp(
-        `^Nothing imported: the credit of 1,234\\.\\d\\d THB \\(bank reference ONEACCOUNT01\\) is already on the statement of deposit account ${first.id} `
+        `^Nothing imported: by-hand\\.csv, neutral: the credit of 1,234\\.\\d\\d THB \\(bank reference ONEACCOUNT01\\) is already on the statement of deposit account ${first.id} `
       )
     )
     assert.lengthOf(await db.from('statement_lines').where('deposit_account_id', other.id), 0)

@@ -59,7 +59,10 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     const error = await actionError(importFile(account, file))
     assert.lengthOf(error.errors, 1)
     assert.equal(error.errors[0].field, 'content')
-    assert.match(error.errors[0].message, /^Nothing imported: line 3: .* is in the future/)
+    assert.match(
+      error.errors[0].message,
+      /^Nothing imported: statement\.csv, neutral: line 3: .* is in the future/
+    )
     await assertNothingWritten(assert)
   })
 
@@ -77,13 +80,16 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     const account = await createDepositAccount()
     const neutral = [HEADER, row(-5), row(-4, 'ten')].join('\n')
     let error = await actionError(importFile(account, neutral))
-    assert.equal(error.errors[0].message, 'Nothing imported: line 3: "ten" is not an amount')
+    assert.equal(
+      error.errors[0].message,
+      'Nothing imported: statement.csv, neutral: line 3, column amount: "ten" is not an amount'
+    )
 
     const badDate = [HEADER, row(-5), 'yesterday,credit,1.00,,X'].join('\r\n')
     error = await actionError(importFile(account, badDate))
     assert.equal(
       error.errors[0].message,
-      'Nothing imported: line 3: "yesterday" is not a date and time'
+      'Nothing imported: statement.csv, neutral: line 3, column date_time: "yesterday" is not a date and time'
     )
 
     // An empty line and a description over two lines still count as lines of the file.
@@ -92,7 +98,7 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     error = await actionError(importFile(account, withGaps))
     assert.equal(
       error.errors[0].message,
-      'Nothing imported: line 5: direction must be credit or debit'
+      'Nothing imported: statement.csv, neutral: line 5, column direction: direction must be credit or debit'
     )
 
     const local = DateTime.utc().setZone('UTC+7')
@@ -107,7 +113,7 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     error = await actionError(importFile(account, kbank, 'kbank'))
     assert.equal(
       error.errors[0].message,
-      'Nothing imported: line 3: exactly one of Withdrawal or Deposit must be set'
+      'Nothing imported: statement.csv, kbank: line 3, columns Withdrawal and Deposit: exactly one of them must be set'
     )
 
     const kbankFuture = [
@@ -115,7 +121,10 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
       `${local.plus({ minutes: 30 }).toFormat('dd-LL-yy,HH:mm')},Payment Received,,250.00,"1,250.00",K PLUS,`,
     ].join('\r\n')
     error = await actionError(importFile(account, kbankFuture, 'kbank'))
-    assert.match(error.errors[0].message, /^Nothing imported: line 2: .* is in the future/)
+    assert.match(
+      error.errors[0].message,
+      /^Nothing imported: statement\.csv, kbank: line 2: .* is in the future/
+    )
     await assertNothingWritten(assert)
   })
 
@@ -127,7 +136,7 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     const content = [HEADER, row(-5), row(-3), row(10)].join('\n')
     await writeFile(futurePath, content)
     const expected = await actionError(importFile(account, content))
-    assert.match(expected.errors[0].message, /^Nothing imported: line 4: /)
+    assert.match(expected.errors[0].message, /^Nothing imported: statement\.csv, neutral: line 4: /)
     const cli = await ace('statements:import', futurePath, `--account=${account.id}`)
     assert.equal(cli.code, 1, cli.output)
     assert.include(cli.output, 'line 4: ')
@@ -138,7 +147,10 @@ test.group('statement import: future-dated lines and the file line numbers', (gr
     await writeFile(malformedPath, [HEADER, row(-5), row(-4, '1.00', 'sideways')].join('\n'))
     const malformed = await ace('statements:import', malformedPath, `--account=${account.id}`)
     assert.equal(malformed.code, 1, malformed.output)
-    assert.include(malformed.output, 'Nothing imported: line 3: direction must be credit or debit')
+    assert.include(
+      malformed.output,
+      'Nothing imported: malformed.csv, neutral: line 3, column direction: direction must be credit or debit'
+    )
 
     const nearPath = join(directory, 'near.csv')
     await writeFile(nearPath, [HEADER, row(-5), row(2)].join('\n'))

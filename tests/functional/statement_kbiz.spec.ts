@@ -283,7 +283,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     const other = await createDepositAccount()
     assert.equal(
       await refusal(importFile(other, kbizFile({ ...figures, ending: 5_100_00 }, newestFirst))),
-      'Nothing imported: line 8, column 13: the file declares an ending balance of 5,100.00 THB; ' +
+      'Nothing imported: kbiz.csv, kbiz: line 8, column 13: the file declares an ending balance of 5,100.00 THB; ' +
         'its latest line (line 13) leaves 3,100.00 THB'
     )
     assert.deepInclude(await importFile(other, kbizFile(figures, newestFirst)), {
@@ -303,7 +303,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     )
     assert.equal(
       message,
-      `Nothing imported: line 10: the file declares 3 deposits totalling ${money(deposits)} THB; ` +
+      `Nothing imported: kbiz.csv, kbiz: line 10: the file declares 3 deposits totalling ${money(deposits)} THB; ` +
         `its lines have 2 totalling ${money(deposits)} THB: a line is missing`
     )
 
@@ -312,7 +312,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     )
     assert.equal(
       message,
-      `Nothing imported: line 10: the file declares 2 deposits totalling ${money(deposits + 100)} THB; ` +
+      `Nothing imported: kbiz.csv, kbiz: line 10: the file declares 2 deposits totalling ${money(deposits + 100)} THB; ` +
         `its lines have 2 totalling ${money(deposits)} THB: an amount was changed`
     )
 
@@ -320,7 +320,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     message = await refusal(importFile(account, kbizFile(figures, rows.slice(0, 2))))
     assert.equal(
       message,
-      'Nothing imported: line 9: the file declares 1 withdrawal totalling 1,250.00 THB; ' +
+      'Nothing imported: kbiz.csv, kbiz: line 9: the file declares 1 withdrawal totalling 1,250.00 THB; ' +
         'its lines have 0 totalling 0.00 THB: a line is missing'
     )
 
@@ -329,7 +329,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     )
     assert.equal(
       message,
-      `Nothing imported: line 8, column 13: the file declares an ending balance of ${money(ending + 1_000_00)} THB; ` +
+      `Nothing imported: kbiz.csv, kbiz: line 8, column 13: the file declares an ending balance of ${money(ending + 1_000_00)} THB; ` +
         `its latest line (line 13) leaves ${money(ending)} THB`
     )
 
@@ -338,7 +338,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     message = await refusal(importFile(account, kbizFile({ ...figures, period: before }, rows)))
     assert.equal(
       message,
-      `Nothing imported: line 13, column 2: the line is dated ${local.toFormat('dd/LL/yy')}, ` +
+      `Nothing imported: kbiz.csv, kbiz: line 13, column 2: the line is dated ${local.toFormat('dd/LL/yy')}, ` +
         `outside the period the file declares (${before}): the file was edited, or is not the bank's`
     )
     await assertNothingStored(assert)
@@ -378,7 +378,7 @@ test.group('statement import: the KBank KBiz export', (group) => {
     const both = rows.map((row, index) => (index === 1 ? { ...row, override: { 5: '1.00' } } : row))
     assert.equal(
       await refusal(importFile(account, kbizFile(figures, both))),
-      'Nothing imported: line 14, columns 5 (withdrawal) and 7 (deposit): both are set ' +
+      'Nothing imported: kbiz.csv, kbiz: line 14, columns 5 (withdrawal) and 7 (deposit): both are set ' +
         `("1.00", "${money(rows[1].deposit!)}"), where a row has exactly one`
     )
     const badBalance = rows.map((row, index) =>
@@ -386,17 +386,17 @@ test.group('statement import: the KBank KBiz export', (group) => {
     )
     assert.equal(
       await refusal(importFile(account, kbizFile(figures, badBalance))),
-      'Nothing imported: line 15, column 9: "12,3x4.00" is not the balance (an amount)'
+      'Nothing imported: kbiz.csv, kbiz: line 15, column 9: "12,3x4.00" is not the balance (an amount)'
     )
     const badCount = kbizFile(figures, rows).replace(',รายการฝาก,2,', ',รายการฝาก,two,')
     assert.equal(
       await refusal(importFile(account, badCount)),
-      'Nothing imported: line 10, column 10: "two" is not the number of deposits'
+      'Nothing imported: kbiz.csv, kbiz: line 10, column 10: "two" is not the number of deposits'
     )
     // Given another layout explicitly, the file is read as that layout.
     assert.match(
       await refusal(importFile(account, kbizFile(figures, rows), 'neutral')),
-      /^Nothing imported: neutral layout: missing column\(s\) date_time/
+      /^Nothing imported: kbiz\.csv, neutral: missing column\(s\) date_time/
     )
     await assertNothingStored(assert)
   })

@@ -269,7 +269,7 @@ test.group('statements are continuous', (group) => {
     const error = await refusal(importFile(account, file, 'kbank'))
     assert.equal(
       error.errors[0].message,
-      "Nothing imported: line 3: the bank's balance 11,750.00 THB does not follow line 2 " +
+      "Nothing imported: statement.csv, kbank: line 3: the bank's balance 11,750.00 THB does not follow line 2 " +
         '(10,500.00 THB + 250.00 = 10,750.00 THB): a line is missing or was changed'
     )
     assert.equal(await storedLines(), 0)
@@ -297,7 +297,7 @@ test.group('statements are continuous', (group) => {
     )
     assert.match(
       gap.errors[0].message,
-      /^Nothing imported: line 2: the file opens at 11,540\.40 THB, where this account's statements closed at 10,740\.40 THB on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: a statement between them is missing, or the file is another account's$/
+      /^Nothing imported: statement\.csv, kbank: line 2: the file opens at 11,540\.40 THB, where this account's statements closed at 10,740\.40 THB on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: a statement between them is missing, or the file is another account's$/
     )
     const neutral = await refusal(
       importFile(

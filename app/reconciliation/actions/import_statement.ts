@@ -155,9 +155,11 @@ export async function importStatement(
     )
   } catch (error) {
     if (!(error instanceof StatementFormatError)) throw error
-    // A defined layout's messages name the file too (its line and column follow).
-    const where = chosen.defined ? `${data.file_name}, ${chosen.defined.label}: ` : ''
-    throw ActionError.field('content', `Nothing imported: ${where}${error.message}`)
+    // Named as the file and the layout that read it; the line and column follow.
+    throw ActionError.field(
+      'content',
+      `Nothing imported: ${data.file_name}, ${layout}: ${error.message}`
+    )
   }
   if (stored.held) {
     // Nothing is matched or posted until a second operator confirms the file.

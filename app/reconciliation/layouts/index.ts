@@ -159,7 +159,7 @@ function physicalLine(record: string[] | Record<string, string>, endLine: number
 function requireColumns(record: Record<string, string>, layout: HeaderLayout) {
   const missing = layout.columns.filter((column) => !(column in record))
   if (missing.length > 0) {
-    throw new StatementFormatError(`${layout.name} layout: missing column(s) ${missing.join(', ')}`)
+    throw new StatementFormatError(`missing column(s) ${missing.join(', ')}`)
   }
 }
 
@@ -226,7 +226,7 @@ function hourOffset(zone: Zone, wall: number) {
   return offset
 }
 
-function localTime(text: string, formats: string[], lineNumber: number): Date {
+function localTime(text: string, formats: string[], lineNumber: number, column: string): Date {
   const plain = formats.includes('yyyy-LL-dd HH:mm') ? plainLocalTime(text.trim()) : undefined
   if (plain) return plain
   for (const format of formats) {
@@ -235,7 +235,9 @@ function localTime(text: string, formats: string[], lineNumber: number): Date {
   }
   const iso = DateTime.fromISO(text.trim(), { zone: GATEWAY_ZONE })
   if (iso.isValid) return iso.toJSDate()
-  throw new StatementFormatError(`line ${lineNumber}: "${text}" is not a date and time`)
+  throw new StatementFormatError(
+    `line ${lineNumber}, column ${column}: "${text}" is not a date and time`
+  )
 }
 
 /**
@@ -248,20 +250,27 @@ function localTime(text: string, formats: string[], lineNumber: number): Date {
 function neutralLine(record: Record<string, string>, lineNumber: number): ParsedStatementLine {
   const direction = record.direction?.toLowerCase()
   if (direction !== 'credit' && direction !== 'debit') {
-    throw new StatementFormatError(`line ${lineNumber}: direction must be credit or debit`)
+    throw new StatementFormatError(
+      `line ${lineNumber}, column direction: direction must be credit or debit`
+    )
   }
   const description = record.description ?? ''
   const transRef = record.trans_ref?.trim()
   return {
     lineNumber,
-    lineAt: localTime(record.date_time, ['yyyy-LL-dd HH:mm:ss', 'yyyy-LL-dd HH:mm'], lineNumber),
+    lineAt: localTime(
+      record.date_time,
+      ['yyyy-LL-dd HH:mm:ss', 'yyyy-LL-dd HH:mm'],
+      lineNumber,
+      'date_time'
+    ),
     direction,
-    amount: parseStatementAmount(record.amount, lineNumber),
+    amount: parseStatementAmount(record.amount, lineNumber, 'amount'),
     reference: record.reference?.trim()
       ? record.reference.trim().toUpperCase()
       : findReference(description),
     transRef: transRef ? transRef.toUpperCase().slice(0, 64) : null,
-    balanceAfter: parseStatementBalance(record.balance, lineNumber),
+    balanceAfter: parseStatementBalance(record.balance, lineNumber, 'balance'),
     description: description.slice(0, 255),
   }
 }
@@ -277,7 +286,7 @@ function kbankLine(record: Record<string, string>, lineNumber: number): ParsedSt
   const withdrawal = record.withdrawal?.trim()
   if (!!deposit === !!withdrawal) {
     throw new StatementFormatError(
-      `line ${lineNumber}: exactly one of Withdrawal or Deposit must be set`
+      `line ${lineNumber}, columns Withdrawal and Deposit: exactly one of them must be set`
     )
   }
   const description = [record.description, record.channel, record.details]
@@ -288,12 +297,17 @@ function kbankLine(record: Record<string, string>, lineNumber: number): ParsedSt
     lineAt: localTime(
       `${record.date} ${record.time || '00:00'}`,
       ['dd-LL-yy HH:mm', 'dd/LL/yy HH:mm'],
-      lineNumber
+      lineNumber,
+      'Date and Time'
     ),
     direction: deposit ? 'credit' : 'debit',
-    amount: parseStatementAmount(deposit || withdrawal, lineNumber),
+    amount: parseStatementAmount(
+      deposit || withdrawal,
+      lineNumber,
+      deposit ? 'Deposit' : 'Withdrawal'
+    ),
     reference: findReference(`${record.details ?? ''} ${record.description ?? ''}`),
-    balanceAfter: parseStatementBalance(record.balance, lineNumber),
+    balanceAfter: parseStatementBalance(record.balance, lineNumber, 'Balance'),
     description: description.slice(0, 255),
   }
 }
