@@ -251,6 +251,9 @@ router
         router.get('/statement-sources', [StatementSourcesController, 'index'])
         router.get('/statement-sources/files', [StatementSourcesController, 'files'])
         router
+          .get('/statement-sources/files/:id/download', [StatementSourcesController, 'download'])
+          .where('id', /^\d+$/)
+        router
           .get('/statement-sources/:id', [StatementSourcesController, 'show'])
           .where('id', /^\d+$/)
       })

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { readdir, unlink } from 'node:fs/promises'
+import { readdir, readFile, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
@@ -214,6 +214,15 @@ test.group('back-office statement sources (browser)', (group) => {
       'KBANK_STMT_20261121.csv'
     )
     await screenshot(page, 'statement-sources-files-viewer')
+    // The kept copy, byte for byte as the bank's server gave it.
+    const href = await page.locator('.fetched-files-table a.file-name').first().getAttribute('href')
+    const kept = await page.request.get(new URL(href!, page.url()).toString())
+    assert.equal(kept.status(), 200)
+    assert.include(kept.headers()['content-disposition'], 'KBANK_STMT_20261121.csv')
+    assert.equal(
+      (await kept.body()).toString(),
+      await readFile(join(server.dropDir, 'KBANK_STMT_20261121.csv'), 'utf8')
+    )
 
     const csrf = (await csrfToken(page))!
     for (const [path, form] of [

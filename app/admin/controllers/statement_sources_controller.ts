@@ -14,7 +14,13 @@ import {
   saveStatementSource,
   setStatementSourceEnabled,
 } from '#reconciliation/fetch/save_statement_source'
-import { fetchedFiles, listSources, sourceView } from '#reconciliation/fetch/sources_query'
+import drive from '@adonisjs/drive/services/main'
+import {
+  fetchedFiles,
+  keptFile,
+  listSources,
+  sourceView,
+} from '#reconciliation/fetch/sources_query'
 
 /** The form's fields (the action's input names); `secret` is write-only. */
 const SOURCE_FIELDS = [
@@ -260,6 +266,24 @@ export default class StatementSourcesController {
           page: String(to),
         }).toString(),
     })
+  }
+
+  /**
+   * The kept copy of a fetched file, byte for byte as the bank's channel
+   * gave it: to read it, or to import it by hand once a refusal is mended.
+   */
+  async download(ctx: HttpContext) {
+    const file = await keptFile(Number(ctx.params.id))
+    if (!file) return ctx.response.notFound('No such fetched file')
+    const bytes = await drive.use().getBytes(file.storageKey)
+    const name = file.fileName.replace(/[^\w.\-]+/g, '_')
+    ctx.response.header('Content-Type', 'application/octet-stream')
+    ctx.response.header(
+      'Content-Disposition',
+      `attachment; filename="${name}"; filename*=UTF-8''${encodeURIComponent(file.fileName)}`
+    )
+    ctx.response.header('Cache-Control', 'no-store')
+    return ctx.response.send(Buffer.from(bytes))
   }
 
   /** submitAction, with the typed secret never kept in the session to refill the form. */

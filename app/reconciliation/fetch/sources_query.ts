@@ -132,3 +132,13 @@ export async function fetchedFiles(filters: { source?: number }, page: number, p
     })),
   }
 }
+
+/** A fetched file's name and where its kept copy is (the drive disk), or null. */
+export async function keptFile(id: number) {
+  const row = await db
+    .from('statement_fetched_files')
+    .where('id', id)
+    .select('file_name', 'storage_key')
+    .first()
+  return row ? { fileName: String(row.file_name), storageKey: String(row.storage_key) } : null
+}
