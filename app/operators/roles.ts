@@ -1,13 +1,14 @@
 import { Bouncer } from '@adonisjs/bouncer'
 import type Operator from '#operators/models/operator'
+import { OPERATOR_ROLES, type OperatorRole } from '#operators/role_names'
 
-/**
- * Roles, each including the one below: a viewer reads; an operator also runs
- * operations (reviews, decisions, resends); an admin also configures
- * (platforms, merchants, the deposit-account pool, operators).
+export { OPERATOR_ROLES, type OperatorRole } from '#operators/role_names'
+
+/*
+ * Roles (role_names.ts), each including the one below: a viewer reads; an
+ * operator also runs operations (reviews, decisions, resends); an admin also
+ * configures (platforms, merchants, the deposit-account pool, operators).
  */
-export const OPERATOR_ROLES = ['viewer', 'operator', 'admin'] as const
-export type OperatorRole = (typeof OPERATOR_ROLES)[number]
 
 /** A role's place in the order viewer < operator < admin: a higher rank gives more access. */
 export const roleRank = (role: OperatorRole) => OPERATOR_ROLES.indexOf(role)

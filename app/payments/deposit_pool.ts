@@ -3,10 +3,20 @@ import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { windowsInEffect } from '#payments/maintenance_windows'
-import { addOrderToUsageStatement, counterUsage } from '#payments/deposit_usage_counters'
+import {
+  addOrderToUsageStatement,
+  counterUsage,
+  type PeriodUsage,
+} from '#payments/deposit_usage_counters'
 import { refusedColumn, statement } from '#core/sql_batch'
 import { depositPools } from '#payments/deposit_pool_cache'
 import { gatewayPeriodStarts } from '#core/clock'
+import type { ProcessCache } from '#core/process_cache'
+
+export type { PeriodUsage } from '#payments/deposit_usage_counters'
+
+/** The deposit pools cache as eligibleAccounts() fills it: model rows (deposit_pool_cache.ts). */
+const pools = depositPools as ProcessCache<string, DepositAccount[]>
 
 export type ReservationRefusal = 'inactive' | 'limit' | 'no_slot'
 
@@ -29,7 +39,7 @@ export async function eligibleAccounts(
   // A given time is a question about that time: never answered from the cache.
   const pool = at
     ? await activePool(group, now)
-    : await depositPools.get(group, () => activePool(group, now))
+    : await pools.get(group, () => activePool(group, now))
   const accounts = pool.filter(
     (account) =>
       channels.includes(account.channel) &&
@@ -111,14 +121,6 @@ export function lockedAccount(rows: Array<Record<string, unknown>>) {
   if (rows.length === 0) return null
   const account = DepositAccount.$createFromAdapterResult(rows[0])!
   return account.active ? account : null
-}
-
-/** Orders and THB drawn on an account in the current Bangkok hour and day. */
-export interface PeriodUsage {
-  hourCount: number
-  hourAmount: number
-  dayCount: number
-  dayAmount: number
 }
 
 const NO_USAGE: PeriodUsage = { hourCount: 0, hourAmount: 0, dayCount: 0, dayAmount: 0 }

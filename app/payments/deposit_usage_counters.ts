@@ -3,7 +3,6 @@ import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type DepositAccount from '#payments/models/deposit_account'
-import type { PeriodUsage } from '#payments/deposit_pool'
 import { GATEWAY_ZONE, gatewayPeriodStarts } from '#core/clock'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
 import { withDeadlockRetry } from '#core/db_retry'
@@ -16,6 +15,14 @@ import { withDeadlockRetry } from '#core/db_retry'
  * create adds its order in the transaction that writes it, so the counters
  * always equal that recount (deposit-usage:verify checks it).
  */
+
+/** Orders and THB drawn on an account in the current Bangkok hour and day. */
+export interface PeriodUsage {
+  hourCount: number
+  hourAmount: number
+  dayCount: number
+  dayAmount: number
+}
 
 /** An account's hourly and daily limits; null: none. */
 export interface UsageLimits {

@@ -8,22 +8,17 @@ import { writePaymentCallback } from '#callbacks/outbox'
 import { recordOrderEvent } from '#core/order_events'
 import { releaseSlot } from '#payments/deposit_slots'
 import type { Actor } from '#core/actor'
+import type { PaymentStatus } from '#payments/payment_status'
+
+export { PAYMENT_STATUSES, type PaymentStatus } from '#payments/payment_status'
 
 /**
- * Payment order state machine (spec: Payment order status). settled_paid and
- * error are terminal. freeze is an operator's manual-review hold: it can be
- * entered from any non-terminal state and left back to the state it came from,
- * or, for an order frozen while open, to a final decision.
+ * Payment order state machine (spec: Payment order status) over the statuses
+ * of payment_status.ts. settled_paid and error are terminal. freeze is an
+ * operator's manual-review hold: it can be entered from any non-terminal
+ * state and left back to the state it came from, or, for an order frozen
+ * while open, to a final decision.
  */
-export const PAYMENT_STATUSES = [
-  'open',
-  'unsettled_paid',
-  'settled_paid',
-  'error',
-  'freeze',
-] as const
-export type PaymentStatus = (typeof PAYMENT_STATUSES)[number]
-
 export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   open: ['unsettled_paid', 'error', 'freeze'],
   unsettled_paid: ['settled_paid', 'freeze'],

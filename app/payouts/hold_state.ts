@@ -1,4 +1,4 @@
-import type { HoldState } from '#payouts/models/payout_order'
+import type { HoldState } from '#payouts/payout_status'
 
 /**
  * The hold of a withdrawal or settlement (amount + fee moved from balance

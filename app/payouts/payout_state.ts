@@ -11,23 +11,15 @@ import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
 import PayoutOrder from '#payouts/models/payout_order'
 import type { Actor } from '#core/actor'
 import { withDeadlockRetry } from '#core/db_retry'
+import { PAYOUT_STATUSES, type PayoutStatus } from '#payouts/payout_status'
+
+export { PAYOUT_STATUSES, type PayoutStatus } from '#payouts/payout_status'
 
 /**
  * Withdraw and settlement state machine (spec: Withdraw and settlement order
- * status). Internal states are kept for operations; the API shows three.
+ * status) over the statuses of payout_status.ts. Internal states are kept
+ * for operations; the API shows three.
  */
-export const PAYOUT_STATUSES = [
-  'new',
-  'queue',
-  'pending',
-  'success',
-  'failed',
-  'error',
-  'cancelled',
-  'rejected',
-] as const
-export type PayoutStatus = (typeof PAYOUT_STATUSES)[number]
-
 export const PAYOUT_TRANSITIONS: Record<PayoutStatus, readonly PayoutStatus[]> = {
   new: ['queue', 'cancelled', 'rejected'],
   queue: ['pending', 'failed', 'error', 'cancelled'],

@@ -4,7 +4,7 @@ import { dateTimeColumn } from '#core/columns'
 import { compose } from '@adonisjs/core/helpers'
 import hash from '@adonisjs/core/services/hash'
 import { withAuthFinder } from '@adonisjs/auth/mixins/lucid'
-import type { OperatorRole } from '#operators/roles'
+import type { OperatorRole } from '#operators/role_names'
 
 const AuthFinder = withAuthFinder(() => hash.use(), {
   uids: ['email'],

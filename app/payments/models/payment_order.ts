@@ -4,7 +4,7 @@ import type { BelongsTo } from '@adonisjs/lucid/types/relations'
 import Merchant from '#merchants/models/merchant'
 import DepositAccount, { type DepositChannel } from '#payments/models/deposit_account'
 import { satangColumn, dateTimeColumn } from '#core/columns'
-import type { PaymentStatus } from '#payments/payment_state'
+import type { PaymentStatus } from '#payments/payment_status'
 
 export type PaymentType = 'QR' | 'TRANSFER' | 'FLEX'
 

@@ -1,10 +1,11 @@
 import { DateTime } from 'luxon'
 import { BaseModel, column } from '@adonisjs/lucid/orm'
 import { satangColumn, dateTimeColumn } from '#core/columns'
-import type { PayoutStatus } from '#payouts/payout_state'
+import type { HoldState, PayoutStatus } from '#payouts/payout_status'
+
+export type { HoldState } from '#payouts/payout_status'
 
 export type PayoutKind = 'withdraw' | 'settlement'
-export type HoldState = 'held' | 'released' | 'consumed' | 'returned'
 
 export default class PayoutOrder extends BaseModel {
   @column({ isPrimary: true, consume: Number })
