@@ -22,8 +22,12 @@ export default defineConfig({
     },
     () => import('@adonisjs/core/providers/vinejs_provider'),
     () => import('@adonisjs/core/providers/edge_provider'),
+    // Before the first transaction anywhere: a refused COMMIT throws (knex issue #3370).
+    () => import('#providers/knex_commit_provider'),
     () => import('@adonisjs/lucid/database_provider'),
     () => import('#providers/redis_provider'),
+    // The gateway's job table (app/jobs), registered with the queue mechanism of app/core/queue.
+    () => import('#providers/jobs_provider'),
     () => import('#providers/metrics_provider'),
     () => import('@adonisjs/session/session_provider'),
     () => import('@adonisjs/shield/shield_provider'),

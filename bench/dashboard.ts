@@ -4,7 +4,7 @@
 | 5 orders), statement lines (one per order paid through the statement, plus
 | unmatched and late ones), callbacks (1 per 3 orders, 1.2 attempts each),
 | slips and approval requests; then times each dashboard figure (the
-| functions of app/dashboard/dashboard_query.ts, as GET /admin runs them) and
+| functions of app/admin/queries/dashboard.ts, as GET /admin runs them) and
 | the whole page's data, RUNS times each after one warm-up run, and prints
 | the median and the slowest run of each.
 |
@@ -45,7 +45,7 @@ const platformOf = (merchant: number) => ((merchant - 1) % PLATFORMS) + 1
 const app = SEED ? await bootForBenchmark() : await bootWithoutWipe()
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { DateTime } = await import('luxon')
-const dashboard = await import('#dashboard/dashboard_query')
+const dashboard = await import('#admin/queries/dashboard')
 const { closeQueues } = await import('#core/queue/queue_manager')
 
 /** Booting for a kept database: the same as bootForBenchmark without the wipe. */

@@ -154,7 +154,7 @@ const { createMerchant } = await import('#merchants/actions/create_merchant')
 const { default: DepositAccount } = await import('#payments/models/deposit_account')
 const { postLedgerTransaction } = await import('#ledger/ledger')
 const { queue } = await import('#core/queue/queue_manager')
-const { QUEUE_NAMES } = await import('#core/queue/jobs')
+const { QUEUE_NAMES } = await import('#jobs/jobs')
 const { dispatchAll, queueConnection } = await import('#core/queue/queue_manager')
 const { callbackJobId } = await import('#callbacks/enqueue')
 

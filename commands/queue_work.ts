@@ -1,10 +1,12 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import type { QueueName } from '#core/queue/registry'
 
 /**
  * The worker process: BullMQ workers for the gateway's queues and the
- * repeatable schedules (see app/core/queue/worker_process.ts). Several workers may
- * run side by side; schedulers are upserted by id, so they are never doubled.
+ * repeatable schedules (see app/core/queue/worker_process.ts; the job table is
+ * app/jobs', registered at boot). Several workers may run side by side;
+ * schedulers are upserted by id, so they are never doubled.
  * SIGTERM lets in-flight jobs finish (BullMQ returns unfinished ones to the
  * queue as stalled).
  */
@@ -25,7 +27,7 @@ export default class QueueWork extends BaseCommand {
   declare callbackConcurrency?: number
 
   async run() {
-    const { QUEUE_NAMES } = await import('#core/queue/jobs')
+    const { queueNames } = await import('#core/queue/registry')
     const { startWorkers } = await import('#core/queue/worker_process')
     const { default: logger } = await import('@adonisjs/core/services/logger')
     const { default: callbacksConfig } = await import('#config/callbacks')
@@ -35,24 +37,21 @@ export default class QueueWork extends BaseCommand {
       .flatMap((entry) => entry.split(','))
       .map((name) => name.trim())
       .filter(Boolean)
-    const names = requested.length ? requested : [...QUEUE_NAMES]
-    const unknown = names.filter((name) => !(QUEUE_NAMES as readonly string[]).includes(name))
+    // The queues of the job table registered at boot (app/jobs, providers/jobs_provider.ts).
+    const known: readonly string[] = queueNames()
+    const names = requested.length ? requested : [...known]
+    const unknown = names.filter((name) => !known.includes(name))
     if (unknown.length > 0) {
-      this.logger.error(`Unknown queue(s): ${unknown.join(', ')}; known: ${QUEUE_NAMES.join(', ')}`)
+      this.logger.error(`Unknown queue(s): ${unknown.join(', ')}; known: ${known.join(', ')}`)
       this.exitCode = 1
       await this.terminate()
       return
     }
 
-    const stop = await startWorkers(
-      names as (typeof QUEUE_NAMES)[number][],
-      this.concurrency,
-      logger,
-      {
-        // Deliveries wait on merchants' servers, not on this process: their own, larger concurrency.
-        callbacks: this.callbackConcurrency ?? callbacksConfig.concurrency,
-      }
-    )
+    const stop = await startWorkers(names as QueueName[], this.concurrency, logger, {
+      // Deliveries wait on merchants' servers, not on this process: their own, larger concurrency.
+      callbacks: this.callbackConcurrency ?? callbacksConfig.concurrency,
+    })
     this.app.terminating(stop)
   }
 }

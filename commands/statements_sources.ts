@@ -13,7 +13,7 @@ export default class StatementsSources extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { listSources } = await import('#reconciliation/fetch/sources_query')
+    const { listSources } = await import('#admin/queries/statement_sources')
     const sources = await listSources()
     if (sources.length === 0) this.logger.info('No statement source')
     for (const source of sources) {

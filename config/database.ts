@@ -1,8 +1,6 @@
 import env from '#start/env'
 import logger from '@adonisjs/core/services/logger'
 import { defineConfig } from '@adonisjs/lucid'
-// A refused COMMIT must throw (Galera refuses conflicting transactions there).
-import '#core/db_retry'
 
 /**
  * Tests never use DB_DATABASE: the suite empties every table of its database,

@@ -90,6 +90,7 @@ export type ScannedRoutes = {
     'statement_sources.fetch_now': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_sources.index': { paramsTuple?: []; params?: {} }
     'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.download': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
@@ -163,6 +164,7 @@ export type ScannedRoutes = {
     'statement_sources.create': { paramsTuple?: []; params?: {} }
     'statement_sources.index': { paramsTuple?: []; params?: {} }
     'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.download': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }
@@ -217,6 +219,7 @@ export type ScannedRoutes = {
     'statement_sources.create': { paramsTuple?: []; params?: {} }
     'statement_sources.index': { paramsTuple?: []; params?: {} }
     'statement_sources.files': { paramsTuple?: []; params?: {} }
+    'statement_sources.download': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'statement_sources.show': { paramsTuple: [ParamValue]; params: {'id': ParamValue} }
     'reconciliation.index': { paramsTuple?: []; params?: {} }
     'receivables.index': { paramsTuple?: []; params?: {} }

@@ -1,6 +1,6 @@
 import type Operator from '#operators/models/operator'
 import { decisionRights } from '#approvals/approval_rules'
-import { pendingRequestsOn } from '#review/approvals_query'
+import { pendingRequestsOn } from '#admin/queries/approvals'
 
 /**
  * The live approval requests on one target (an order, a line, a platform, a

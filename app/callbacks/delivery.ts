@@ -1,6 +1,6 @@
 import { batchTransaction, statement, COMMIT } from '#core/sql_batch'
 import logger from '@adonisjs/core/services/logger'
-import { JOBS } from '#core/queue/jobs'
+import { jobDefinition } from '#core/queue/registry'
 import { postCallback, type PostResult } from '#callbacks/transport'
 import { signCallbackBody } from '#callbacks/signing'
 import { callbackSettings } from '#callbacks/settings'
@@ -8,8 +8,11 @@ import type { DeliverCallbackData } from '#callbacks/enqueue'
 import { withDeadlockRetry } from '#core/db_retry'
 import { recordCallbackDelivery } from '#metrics/job_metrics'
 
-/** Spec: up to 5 attempts per series, 60 seconds apart (the job's retry policy). */
-export const MAX_ATTEMPTS = JOBS.deliverCallback.attempts
+/**
+ * Spec: up to 5 attempts per series, 60 seconds apart (the job's retry
+ * policy, app/jobs/jobs.ts). Read when used: the job table is registered at boot.
+ */
+export const maxAttempts = () => jobDefinition('deliverCallback').attempts
 
 export type DeliveryOutcome =
   | { result: 'delivered' | 'retry' | 'failed'; attempt: number; error: string | null }
@@ -94,14 +97,14 @@ export async function deliverCallback(
   const startedAt = new Date()
 
   let result: PostResult
-  if (row.attempts >= MAX_ATTEMPTS) {
+  if (row.attempts >= maxAttempts()) {
     // A replaced job for a row whose series is used up (its final write was lost).
     result = {
       ok: false,
       httpStatus: null,
       latencyMs: 0,
       responseExcerpt: null,
-      error: `all ${MAX_ATTEMPTS} attempts already made`,
+      error: `all ${maxAttempts()} attempts already made`,
       targetAddress: null,
       permanent: true,
     }
@@ -113,7 +116,7 @@ export async function deliverCallback(
 
   const state = result.ok
     ? 'delivered'
-    : result.permanent || attempt >= MAX_ATTEMPTS || job.lastJobAttempt
+    : result.permanent || attempt >= maxAttempts() || job.lastJobAttempt
       ? 'failed'
       : 'pending'
   const finishedAt = new Date()
@@ -130,20 +133,20 @@ export async function deliverCallback(
           WHERE id = ? AND series = ? AND claimed_by = ?`,
           [
             state,
-            Math.min(attempt, MAX_ATTEMPTS),
+            Math.min(attempt, maxAttempts()),
             result.ok ? finishedAt : null,
             startedAt,
             result.httpStatus,
             result.error,
             state === 'pending'
-              ? new Date(finishedAt.getTime() + JOBS.deliverCallback.backoff.delay)
+              ? new Date(finishedAt.getTime() + jobDefinition('deliverCallback').backoff.delay)
               : null,
             rowId,
             row.series,
             job.id,
           ]
         ),
-        ...(row.attempts < MAX_ATTEMPTS
+        ...(row.attempts < maxAttempts()
           ? [
               statement(
                 `INSERT INTO callback_attempts (callback_outbox_id, series, attempt, job_id, target_address,

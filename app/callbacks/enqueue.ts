@@ -2,7 +2,7 @@ import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { dispatch, queue } from '#core/queue/queue_manager'
-import { JOBS } from '#core/queue/jobs'
+import { jobDefinition } from '#core/queue/registry'
 import { orderJobId } from '#core/queue/job_ids'
 
 export interface DeliverCallbackData {
@@ -88,7 +88,7 @@ export async function dispatchPendingCallbacks(limit = 1000) {
     .limit(limit)
     .select('id', 'platform_order_id', 'status', 'series', 'enqueued_at')
 
-  const callbacks = queue(JOBS.deliverCallback.queue)
+  const callbacks = queue(jobDefinition('deliverCallback').queue)
   let enqueued = 0
   for (const row of rows) {
     const key = { id: Number(row.id), platformOrderId: row.platform_order_id, status: row.status }

@@ -1,5 +1,3 @@
-import { createRequire } from 'node:module'
-
 /**
  * Re-runs a whole transaction (the callback that opens it, reads included)
  * when the server rolled it back for a reason a second try can clear:
@@ -7,7 +5,8 @@ import { createRequire } from 'node:module'
  * - 1213 ER_LOCK_DEADLOCK: an InnoDB deadlock victim, and on Galera also a
  *   certification conflict with a write set of another node, reported on any
  *   statement or on the COMMIT itself ("Deadlock found…" or "WSREP detected
- *   deadlock/conflict…"). The transaction is rolled back whole.
+ *   deadlock/conflict…"; a refused COMMIT throws through
+ *   providers/knex_commit_provider.ts). The transaction is rolled back whole.
  * - 1205 ER_LOCK_WAIT_TIMEOUT: only the statement is undone, but the callback
  *   throws, so the transaction is rolled back whole before the retry.
  * - 1047 ER_UNKNOWN_COM_ERROR "WSREP has not yet prepared node for
@@ -119,39 +118,6 @@ export async function withDeadlockRetry<T>(
       await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * ceiling))
     }
   }
-}
-
-/**
- * knex resolves `commit()` even when the server refuses the COMMIT (it only
- * rejects the transaction's own promise, which Lucid never reads: knex issue
- * #3370), so Lucid's db.transaction() returns as if committed and runs its
- * after-commit hooks. On Galera a certification conflict is refused exactly
- * there, at COMMIT: the write would be lost without an error. Here a refused
- * COMMIT throws, with the server's errno, and withDeadlockRetry() sees it.
- * Installed once, for every transaction of the process (config/database.ts
- * imports this module).
- */
-interface KnexTransaction {
-  prototype: {
-    commit(this: KnexTransactionInstance, conn: unknown, value: unknown): Promise<unknown>
-  }
-}
-interface KnexTransactionInstance {
-  transactor?: { executionPromise?: Promise<unknown> }
-}
-const KnexTransactionClass = createRequire(import.meta.url)(
-  'knex/lib/execution/transaction.js'
-) as KnexTransaction & { surfacesCommitFailures?: boolean }
-if (!KnexTransactionClass.surfacesCommitFailures) {
-  const commit = KnexTransactionClass.prototype.commit
-  KnexTransactionClass.prototype.commit = async function (conn, value) {
-    const result = await commit.call(this, conn, value)
-    const outcome = this.transactor?.executionPromise
-    // Settled by now: rejected (with the COMMIT's error) when the COMMIT failed.
-    if (outcome) await Promise.race([outcome, undefined])
-    return result
-  }
-  KnexTransactionClass.surfacesCommitFailures = true
 }
 
 export function isDuplicateKey(error: unknown): boolean {

@@ -2,7 +2,7 @@ import { inject } from '@adonisjs/core'
 import db from '@adonisjs/lucid/services/db'
 import type { Redis } from 'ioredis'
 import { RedisConnections } from '#core/redis'
-import { QUEUE_NAMES } from '#core/queue/jobs'
+import { queueNames } from '#core/queue/registry'
 import { missingSchedules } from '#core/queue/schedules'
 import { listWorkerStatuses, type WorkerStatus } from '#core/queue/worker_status'
 
@@ -69,7 +69,7 @@ export class HealthService {
     let schedules: HealthReport['schedules'] = { status: 'unknown', missing: [] }
     let workers: WorkerStatus[] = []
     if (redis.status === 'up') {
-      const missing = await withTimeout(missingSchedules(QUEUE_NAMES)).catch(() => null)
+      const missing = await withTimeout(missingSchedules(queueNames())).catch(() => null)
       if (missing) schedules = { status: missing.length ? 'missing' : 'ok', missing }
       workers = (await withTimeout(listWorkerStatuses(redisClient)).catch(() => null)) ?? []
     }

@@ -5,10 +5,10 @@ import metricsConfig from '#config/metrics'
 import { gatewayPeriodStarts } from '#core/clock'
 import { RedisConnections } from '#core/redis'
 import { redisRole as roleOf } from '#core/health'
-import { QUEUE_NAMES } from '#core/queue/jobs'
+import { QUEUE_NAMES } from '#jobs/jobs'
 import { queue } from '#core/queue/queue_manager'
 import { listWorkerStatuses } from '#core/queue/worker_status'
-import { staleReceivableCount } from '#reconciliation/reconciliation_page_query'
+import { staleReceivableCount } from '#reconciliation/receivable_window'
 import { unsealedRowCount } from '#core/audit_chain'
 import { readStatementSourceFigures } from '#reconciliation/fetch/source_metrics'
 import {
@@ -226,7 +226,8 @@ async function readReviewQueues(now: number) {
       `SELECT COUNT(*) AS total, MIN(created_at) AS oldest
          FROM approval_requests WHERE status = 'pending'`
     ),
-    // lines_queue_query's waitingLines(): credits left unmatched or late, debits no transfer confirms.
+    // The lines queue's waitingLines() (app/admin/queries/lines_queue.ts): credits left
+    // unmatched or late, debits no transfer confirms.
     db.rawQuery(
       `SELECT COUNT(*) AS total, MIN(l.created_at) AS oldest FROM statement_lines l
         WHERE l.decision IS NULL AND l.status IN ('unmatched', 'late')

@@ -1,8 +1,8 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * The back-office order search (app/payments/orders_query.ts) and its saved
- * views.
+ * The back-office order search (app/admin/queries/order_search.ts) and its
+ * saved views.
  *
  * Indexes: the list shows the newest orders first (or the largest), alone
  * or within a merchant, and finds an order by merchant_order_id or by the

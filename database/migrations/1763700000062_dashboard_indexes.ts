@@ -1,7 +1,7 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * The back-office dashboard (app/dashboard/dashboard_query.ts) sums the last
+ * The back-office dashboard (app/admin/queries/dashboard.ts) sums the last
  * 7 days of each table on every view. Each index below starts with the
  * datetime the dashboard reads a range of and carries the columns the sums
  * use, so a figure is read from the index alone (no row lookups) and its cost
@@ -16,7 +16,7 @@ import { BaseSchema } from '@adonisjs/lucid/schema'
  *
  * dashboard_daily_rollups keeps each past day's figures (JSON, per figure and
  * Bangkok day) so that a view reads the orders of today only, plus at most
- * one past day being refreshed (app/dashboard/dashboard_query.ts byDay).
+ * one past day being refreshed (app/admin/queries/dashboard.ts byDay).
  * It is a cache: emptying it loses nothing.
  */
 export default class extends BaseSchema {

@@ -1,8 +1,8 @@
 import { BaseSchema } from '@adonisjs/lucid/schema'
 
 /**
- * The dashboard filtered by platform or merchant (app/dashboard/
- * dashboard_query.ts) reads each day's deposits as `merchant_id IN (…)` and
+ * The dashboard filtered by platform or merchant (app/admin/queries/
+ * dashboard.ts) reads each day's deposits as `merchant_id IN (…)` and
  * a created_at range. payment_orders_merchant_created_index (merchant_id,
  * created_at) found those orders but read every row for its status and
  * amount; carrying status, amount and error_reason makes the figure an

@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { formatSeconds } from '#dashboard/dashboard_view'
+import { formatSeconds } from '#admin/views/dashboard'
 import { DateTime } from 'luxon'
 import type { BrowserContext, Page } from 'playwright-core'
 import { GATEWAY_ZONE } from '#core/clock'

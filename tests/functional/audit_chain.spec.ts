@@ -9,8 +9,8 @@ import {
   verifyAuditChain,
   type ChainProblem,
 } from '#core/audit_chain'
-import { HANDLERS } from '#core/queue/handlers'
-import { JOBS, SCHEDULES } from '#core/queue/jobs'
+import { HANDLERS } from '#jobs/handlers'
+import { JOBS, SCHEDULES } from '#jobs/jobs'
 import verifyAuditChainJob from '#jobs/verify_audit_chain_job'
 import { registry } from '#metrics/registry'
 import { forgetCachedSources, refreshSources } from '#metrics/sources'

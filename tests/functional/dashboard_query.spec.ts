@@ -11,9 +11,9 @@ import {
   payoutFigures,
   queueDepths,
   reviewAges,
-} from '#dashboard/dashboard_query'
-import { formatBaht, presentDashboard, scriptJson } from '#dashboard/dashboard_view'
-import { QUEUE_NAMES } from '#core/queue/jobs'
+} from '#admin/queries/dashboard'
+import { formatBaht, presentDashboard, scriptJson } from '#admin/views/dashboard'
+import { QUEUE_NAMES } from '#jobs/jobs'
 import db from '@adonisjs/lucid/services/db'
 import edge from 'edge.js'
 import {

@@ -5,7 +5,7 @@ import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import { expirePayment, sweepExpiredPayments } from '#payments/actions/expire_payment'
 import { bullConnection, queue, queuePrefix } from '#core/queue/queue_manager'
-import { HANDLERS } from '#core/queue/handlers'
+import { HANDLERS } from '#jobs/handlers'
 import { registerSchedules } from '#core/queue/schedules'
 import {
   authBody,

@@ -3,7 +3,7 @@ import db from '@adonisjs/lucid/services/db'
 import PaymentSlip from '#slips/models/payment_slip'
 import { sandboxPay } from '#reconciliation/actions/sandbox_pay'
 import { assignItems } from '#review/actions/assign_item'
-import { slipQueue } from '#review/slip_queue_query'
+import { slipQueue } from '#admin/queries/slip_queue'
 import { verifyLedger } from '#ledger/verify'
 import {
   createDepositAccount,

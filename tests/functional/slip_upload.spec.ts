@@ -17,7 +17,7 @@ import { matchImport, storeStatement } from '#reconciliation/statements'
 import { recheckSlips } from '#slips/actions/recheck_slips'
 import { promptPayPayload } from '#payments/promptpay_qr'
 import { bullConnection, queue, queuePrefix } from '#core/queue/queue_manager'
-import { HANDLERS } from '#core/queue/handlers'
+import { HANDLERS } from '#jobs/handlers'
 import { assertError } from '#tests/helpers/envelope'
 import {
   authBody,

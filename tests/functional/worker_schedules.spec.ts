@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import app from '@adonisjs/core/services/app'
 import { RedisConnections } from '#core/redis'
-import { QUEUE_NAMES, SCHEDULES } from '#core/queue/jobs'
+import { QUEUE_NAMES, SCHEDULES } from '#jobs/jobs'
 import { missingSchedules } from '#core/queue/schedules'
 import { rawRequest } from '#tests/helpers/http'
 import { startWorkerProcess } from '#tests/helpers/worker_process'

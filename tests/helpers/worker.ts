@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq'
 import { bullConnection, queuePrefix, workerLockOptions } from '#core/queue/queue_manager'
-import { HANDLERS } from '#core/queue/handlers'
-import type { QueueName } from '#core/queue/jobs'
+import { HANDLERS } from '#jobs/handlers'
+import type { QueueName } from '#jobs/jobs'
 
 /**
  * A real BullMQ worker inside the test process, running the same handlers as

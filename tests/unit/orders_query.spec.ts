@@ -1,5 +1,5 @@
 import { test } from '@japa/runner'
-import { hasErrors, orderQueryString, readOrderSearch } from '#payments/orders_query'
+import { hasErrors, orderQueryString, readOrderSearch } from '#payments/order_filters'
 
 /** The orders list's filters as the back-office reads them from its address. */
 test.group('orders search: reading the filters', () => {

@@ -1,6 +1,6 @@
 import { test } from '@japa/runner'
 import { OPEN_PAYOUT_STATUSES, PUBLIC_PAYOUT_STATUS } from '#payouts/payout_state'
-import { WAITING_MEANING, WAITING_STATUSES } from '#payouts/payouts_query'
+import { WAITING_MEANING, WAITING_STATUSES } from '#admin/queries/payouts'
 
 test.group('payout state machine', () => {
   test('the open statuses are those the API shows as open, in the order they come', ({

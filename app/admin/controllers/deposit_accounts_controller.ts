@@ -16,7 +16,7 @@ import {
   windowsOfAccount,
   type PoolFilters,
   type PoolSort,
-} from '#payments/deposit_account_pool_query'
+} from '#admin/queries/deposit_account_pool'
 import { BANKS } from '#core/banks'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'

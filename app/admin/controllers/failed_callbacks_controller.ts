@@ -1,6 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { failedCallbacks } from '#callbacks/failed_callbacks_query'
-import { reviewQueueCounts } from '#review/queue_counts'
+import { failedCallbacks } from '#admin/queries/failed_callbacks'
+import { reviewQueueCounts } from '#admin/queries/queue_counts'
 import { resendCallback, RESEND_REASON_CODES } from '#callbacks/actions/resend_callback'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'

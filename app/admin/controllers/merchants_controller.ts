@@ -21,11 +21,11 @@ import {
   merchantList,
   merchantPage,
   platformCodes,
-} from '#merchants/merchants_query'
+} from '#admin/queries/merchants'
 import { settlementRestriction } from '#merchants/settlement_accounts'
 import { PAYOUT_CONNECTOR_NAMES } from '#payouts/connectors/registry'
 import Merchant from '#merchants/models/merchant'
-import { poolGroups } from '#payments/deposit_account_pool_query'
+import { poolGroups } from '#admin/queries/deposit_account_pool'
 import { formatThb, parseAmount } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError } from '#core/validation'

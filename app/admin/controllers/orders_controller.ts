@@ -7,22 +7,24 @@ import logger from '@adonisjs/core/services/logger'
 import {
   BANK_CHOICES,
   EXPORT_COLUMNS,
+  countOrders,
+  exportRecord,
+  orderRow,
+  orderStream,
+  searchOrders,
+  statusChoices,
+} from '#admin/queries/order_search'
+import {
   ORDER_KINDS,
   ORDER_TYPE_OF_KIND,
   channelChoices,
-  countOrders,
-  exportRecord,
   hasErrors,
   orderQueryString,
-  orderRow,
-  orderStream,
   readOrderSearch,
-  searchOrders,
-  statusChoices,
   type OrderKind,
   type OrderSort,
-} from '#payments/orders_query'
-import { orderPage, type OrderPage } from '#payments/order_page'
+} from '#payments/order_filters'
+import { orderPage, type OrderPage } from '#admin/views/order_page'
 import SavedOrderView from '#payments/models/saved_order_view'
 import { saveOrderView } from '#payments/actions/save_order_view'
 import { deleteOrderView } from '#payments/actions/delete_order_view'

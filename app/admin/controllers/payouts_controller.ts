@@ -20,8 +20,8 @@ import {
   WAITING_STATUSES,
   waitingPayoutFilters,
   waitingPayouts,
-} from '#payouts/payouts_query'
-import { negativeBalanceMerchants } from '#merchants/negative_balance_query'
+} from '#admin/queries/payouts'
+import { negativeBalanceMerchants } from '#admin/queries/negative_balances'
 import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'

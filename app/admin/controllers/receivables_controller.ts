@@ -1,6 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { openReceivablesQueue } from '#reconciliation/reconciliation_page_query'
-import { reviewQueueCounts } from '#review/queue_counts'
+import { openReceivablesQueue } from '#admin/queries/reconciliation_page'
+import { reviewQueueCounts } from '#admin/queries/queue_counts'
 import { ageClass, ageLabel } from '#review/queues'
 import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'

@@ -7,9 +7,9 @@ import {
   shiftBankDay,
   type AccountDay,
   type Figure,
-} from '#reconciliation/reconciliation_page_query'
+} from '#admin/queries/reconciliation_page'
 import { lastReconciliationRun, runReconciliationCheck, type Problem } from '#reconciliation/verify'
-import { depositAccountChoices } from '#reconciliation/statements_query'
+import { depositAccountChoices } from '#admin/queries/statements'
 import { formatThb } from '#core/money'
 import { ageClass, ageLabel } from '#review/queues'
 import { operatorActor } from '#admin/operator_action'

@@ -6,10 +6,10 @@ import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_reques
 import { assignItems } from '#review/actions/assign_item'
 import { assignmentsOf } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import { frozenQueue, type QueueFilter } from '#review/frozen_queue_query'
-import { reviewQueueCounts } from '#review/queue_counts'
-import { linesNear, slipQueue } from '#review/slip_queue_query'
-import { pendingApprovals, recentDecidedApprovals } from '#review/approvals_query'
+import { frozenQueue, type QueueFilter } from '#admin/queries/frozen_queue'
+import { reviewQueueCounts } from '#admin/queries/queue_counts'
+import { linesNear, slipQueue } from '#admin/queries/slip_queue'
+import { pendingApprovals, recentDecidedApprovals } from '#admin/queries/approvals'
 import { reviewSlip, SLIP_REVIEW_REASON_CODES } from '#slips/actions/review_slip'
 import { slipDetails } from '#slips/slip_details'
 import { statementLinesCarrying } from '#slips/forensics'
@@ -22,7 +22,7 @@ import {
   receivedVersusTransfer,
   slipTransferLine,
   transferClaimView,
-} from '#reconciliation/receipt_views'
+} from '#admin/views/receipts'
 import { freezePayment } from '#payments/actions/freeze_payment'
 import { unfreezePayment } from '#payments/actions/unfreeze_payment'
 import { markPaymentPaid } from '#payments/actions/mark_payment_paid'

@@ -1,4 +1,4 @@
-import { reviewQueueCounts } from '#review/queue_counts'
+import { reviewQueueCounts } from '#admin/queries/queue_counts'
 import type { HttpContext } from '@adonisjs/core/http'
 import type Operator from '#operators/models/operator'
 import {
@@ -18,8 +18,8 @@ import {
   explainDebitLine,
   EXPLAIN_DEBIT_REASON_CODES,
 } from '#reconciliation/actions/explain_debit_line'
-import { linePage, linesQueue, linesQueueFilters } from '#reconciliation/lines_queue_query'
-import { depositAccountChoices } from '#reconciliation/statements_query'
+import { linePage, linesQueue, linesQueueFilters } from '#admin/queries/lines_queue'
+import { depositAccountChoices } from '#admin/queries/statements'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
 import { AlreadyDone } from '#core/already_done'

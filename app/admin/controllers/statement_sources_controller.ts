@@ -15,12 +15,7 @@ import {
   setStatementSourceEnabled,
 } from '#reconciliation/fetch/save_statement_source'
 import drive from '@adonisjs/drive/services/main'
-import {
-  fetchedFiles,
-  keptFile,
-  listSources,
-  sourceView,
-} from '#reconciliation/fetch/sources_query'
+import { fetchedFiles, keptFile, listSources, sourceView } from '#admin/queries/statement_sources'
 
 /** The form's fields (the action's input names); `secret` is write-only. */
 const SOURCE_FIELDS = [

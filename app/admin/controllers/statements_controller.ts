@@ -9,7 +9,7 @@ import {
   confirmationFacts,
   statementImportPage,
   statementImports,
-} from '#reconciliation/statements_query'
+} from '#admin/queries/statements'
 import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'

@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq'
 import type { Redis, RedisOptions } from 'ioredis'
 import queueConfig from '#config/queue'
 import { REDIS_COMMAND_TIMEOUT_MS, createRedis } from '#core/redis'
-import { JOBS, type JobKey, type QueueName } from '#core/queue/jobs'
+import { jobDefinition, type JobKey, type QueueName } from '#core/queue/registry'
 
 export const queuePrefix = queueConfig.prefix
 
@@ -81,8 +81,8 @@ export async function dispatch(
  * MULTI), each with the retry policy of its definition; fails as dispatch does.
  */
 export async function dispatchAll(requests: JobRequest[]) {
-  const queueName = JOBS[requests[0].job].queue
-  if (requests.some(({ job }) => JOBS[job].queue !== queueName)) {
+  const queueName = jobDefinition(requests[0].job).queue
+  if (requests.some(({ job }) => jobDefinition(job).queue !== queueName)) {
     throw new Error('dispatchAll takes jobs of one queue')
   }
   const status = queueConnection().status
@@ -92,11 +92,11 @@ export async function dispatchAll(requests: JobRequest[]) {
   const names = requests.map(({ job }) => job).join(', ')
   const adding = queue(queueName).addBulk(
     requests.map(({ job, data, options }) => ({
-      name: JOBS[job].name,
+      name: jobDefinition(job).name,
       data,
       opts: {
-        attempts: JOBS[job].attempts,
-        backoff: JOBS[job].backoff,
+        attempts: jobDefinition(job).attempts,
+        backoff: jobDefinition(job).backoff,
         removeOnComplete: { count: 1000 },
         removeOnFail: { count: 5000 },
         ...options,

@@ -1,10 +1,16 @@
 import type { Redis } from 'ioredis'
-import { JOBS, QUEUE_NAMES, SCHEDULES, type QueueName } from '#core/queue/jobs'
 import { dispatchAll, queue, queuePrefix } from '#core/queue/queue_manager'
+import {
+  jobDefinition,
+  jobSchedules,
+  queueNames,
+  rebuildScheduleIds,
+  type QueueName,
+} from '#core/queue/registry'
 
-/** The schedules that belong to the given queues. */
+/** The registered schedules that belong to the given queues. */
 function schedulesOf(queues: readonly QueueName[]) {
-  return SCHEDULES.filter((schedule) => queues.includes(JOBS[schedule.job].queue))
+  return jobSchedules().filter((schedule) => queues.includes(jobDefinition(schedule.job).queue))
 }
 
 /**
@@ -14,7 +20,7 @@ function schedulesOf(queues: readonly QueueName[]) {
  */
 export async function registerSchedules(queues: readonly QueueName[]) {
   for (const schedule of schedulesOf(queues)) {
-    const definition = JOBS[schedule.job]
+    const definition = jobDefinition(schedule.job)
     await queue(definition.queue).upsertJobScheduler(
       schedule.id,
       { every: schedule.everyMs },
@@ -31,28 +37,11 @@ export async function registerSchedules(queues: readonly QueueName[]) {
 export async function missingSchedules(queues: readonly QueueName[]) {
   const missing: string[] = []
   for (const schedule of schedulesOf(queues)) {
-    const scheduler = await queue(JOBS[schedule.job].queue).getJobScheduler(schedule.id)
+    const scheduler = await queue(jobDefinition(schedule.job).queue).getJobScheduler(schedule.id)
     if (!scheduler) missing.push(schedule.id)
   }
   return missing
 }
-
-/**
- * The sweeps that recreate from the database the work Redis held: delivery
- * jobs of pending callback_outbox rows, payout dispatches and bank questions,
- * due credential rotations, settlement, pending slips, and the time-based
- * expiries. Each is idempotent and reads only the database.
- */
-export const REBUILD_SCHEDULES = [
-  'dispatch-pending-callbacks',
-  'sweep-payouts',
-  'sweep-expired-payments',
-  'release-overdue-holds',
-  'settle-payments',
-  'sweep-credentials',
-  'sweep-approval-requests',
-  'sweep-pending-slips',
-] as const
 
 /**
  * The run_id of the Redis server that holds this database, written under
@@ -103,11 +92,10 @@ export async function rebuildFromDatabase(
   change: RedisChange
 ) {
   await registerSchedules(queues)
-  const rebuild = SCHEDULES.filter((schedule) =>
-    (REBUILD_SCHEDULES as readonly string[]).includes(schedule.id)
-  )
-  for (const name of QUEUE_NAMES) {
-    const sweeps = rebuild.filter((schedule) => JOBS[schedule.job].queue === name)
+  const rebuildIds = rebuildScheduleIds()
+  const rebuild = jobSchedules().filter((schedule) => rebuildIds.includes(schedule.id))
+  for (const name of queueNames()) {
+    const sweeps = rebuild.filter((schedule) => jobDefinition(schedule.job).queue === name)
     if (sweeps.length === 0) continue
     await dispatchAll(
       sweeps.map((schedule) => ({

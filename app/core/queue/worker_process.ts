@@ -2,8 +2,7 @@ import { hostname } from 'node:os'
 import { Worker } from 'bullmq'
 import type { Logger } from '@adonisjs/core/logger'
 import queueConfig from '#config/queue'
-import { HANDLERS } from '#core/queue/handlers'
-import type { QueueName } from '#core/queue/jobs'
+import { jobHandler, type QueueName } from '#core/queue/registry'
 import {
   bullConnection,
   closeQueues,
@@ -50,7 +49,7 @@ export async function startWorkers(
       new Worker(
         name,
         async (job) => {
-          const load = HANDLERS[job.name]
+          const load = jobHandler(job.name)
           if (!load) throw new Error(`No handler for job ${job.name}`)
           return (await load())(job)
         },

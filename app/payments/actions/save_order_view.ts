@@ -1,7 +1,7 @@
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
 import SavedOrderView from '#payments/models/saved_order_view'
-import { hasErrors, orderQueryString, readOrderSearch } from '#payments/orders_query'
+import { hasErrors, orderQueryString, readOrderSearch } from '#payments/order_filters'
 import { recordAudit } from '#core/audit'
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import { ActionError, validateInput } from '#core/validation'

@@ -3,7 +3,7 @@ import { BaseModel, belongsTo, column } from '@adonisjs/lucid/orm'
 import { dateTimeColumn } from '#core/columns'
 import type { BelongsTo } from '@adonisjs/lucid/types/relations'
 import Operator from '#operators/models/operator'
-import type { OrderKind } from '#payments/orders_query'
+import type { OrderKind } from '#payments/order_kinds'
 
 /** A named filter of the orders list, shared with every operator. */
 export default class SavedOrderView extends BaseModel {

@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import type { QueueFilter } from '#review/frozen_queue_query'
+import type { QueueFilter } from '#admin/queries/frozen_queue'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatThb } from '#core/money'
 

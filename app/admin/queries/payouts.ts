@@ -24,8 +24,8 @@ export type WaitingStatus = keyof typeof WAITING_MEANING
 
 /**
  * The internal statuses of a payout still waiting on a bank, in the order
- * they come: the state machine's open ones (payout_state.ts), each with its
- * meaning above.
+ * they come: the state machine's open ones (app/payouts/payout_state.ts),
+ * each with its meaning above.
  */
 export const WAITING_STATUSES = OPEN_PAYOUT_STATUSES as readonly WaitingStatus[]
 

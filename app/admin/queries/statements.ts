@@ -155,9 +155,9 @@ export async function statementImportPage(importId: number, page: number, perPag
 
 /**
  * What a second operator reads before confirming a file imported by hand
- * (statement_confirmation.ts): its period, its totals, whether it continues
- * the account's previous statement, and what its lines would move now, per
- * platform against the four-eyes threshold.
+ * (app/reconciliation/statement_confirmation.ts): its period, its totals,
+ * whether it continues the account's previous statement, and what its lines
+ * would move now, per platform against the four-eyes threshold.
  */
 export async function confirmationFacts(importId: number, depositAccountId: number) {
   const [totals] = await db

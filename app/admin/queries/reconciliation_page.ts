@@ -9,6 +9,7 @@ import {
   type OpenReceivableItem,
   type Problem,
 } from '#reconciliation/verify'
+import { receivableWindowStart } from '#reconciliation/receivable_window'
 
 /**
  * The reconciliation page's figures (docs/operations.md, "Reconciliation"):
@@ -33,8 +34,9 @@ const CLEARED_LINE_MARGIN_MS = 2 * DAY_MS
 
 /**
  * A claim that was a receivable and is cleared: its line came after it. A
- * claim written with its line has cleared_at = claimed_at (receipts.ts); a
- * receivable gets cleared_at when a line clears it.
+ * claim written with its line has cleared_at = claimed_at
+ * (app/reconciliation/receipts.ts); a receivable gets cleared_at when a
+ * line clears it.
  */
 const CLEARED_RECEIVABLE = 'c.cleared_at > c.claimed_at'
 
@@ -291,11 +293,6 @@ function toReceivable(row: Record<string, any>, now: Date, windowHours: number):
   }
 }
 
-/** The instant before which an open receivable is past the window. */
-function windowStart(now: Date, windowHours: number) {
-  return new Date(now.getTime() - windowHours * HOUR_MS)
-}
-
 /**
  * Every open receivable, for the review queue: the oldest first, a page at
  * a time (receipt_claims' unique statement_line_id index holds them under NULL).
@@ -377,7 +374,7 @@ export async function openReceivablesSummary(
     `SELECT COUNT(*) AS open_count, COALESCE(SUM(expected_amount), 0) AS amount,
             MIN(claimed_at) AS oldest, COALESCE(SUM(claimed_at < ?), 0) AS stale
        FROM receipt_claims WHERE statement_line_id IS NULL AND reversed_at IS NULL${onlyMerchants}`,
-    [windowStart(now, windowHours), ...(merchantIds ?? [])]
+    [receivableWindowStart(now, windowHours), ...(merchantIds ?? [])]
   )
   const oldestAt = row.oldest ? new Date(row.oldest) : null
   return {
@@ -388,17 +385,4 @@ export async function openReceivablesSummary(
     stale: sum(row.stale),
     windowHours,
   }
-}
-
-/** Open receivables past the window: the review tab's count. */
-export async function staleReceivableCount(now = new Date(), windowHours?: number) {
-  const hours = windowHours ?? reconciliationConfig.receivableWindowHours
-  const row = await db
-    .from('receipt_claims')
-    .whereNull('statement_line_id')
-    .whereNull('reversed_at')
-    .where('claimed_at', '<', windowStart(now, hours))
-    .count('* as total')
-    .first()
-  return Number(row?.total ?? 0)
 }

@@ -3,13 +3,10 @@ import db from '@adonisjs/lucid/services/db'
 import { GATEWAY_ZONE } from '#core/clock'
 import { REDIS_COMMAND_TIMEOUT_MS, redisUsable } from '#core/redis'
 import { queue, queueConnection } from '#core/queue/queue_manager'
-import { QUEUE_NAMES, type QueueName } from '#core/queue/jobs'
+import { QUEUE_NAMES, type QueueName } from '#jobs/jobs'
 import { periodUsage } from '#payments/deposit_pool'
 import { AGE_BUCKETS } from '#review/queues'
-import {
-  openReceivablesSummary,
-  type ReceivablesSummary,
-} from '#reconciliation/reconciliation_page_query'
+import { openReceivablesSummary, type ReceivablesSummary } from '#admin/queries/reconciliation_page'
 
 /**
  * The figures of the back-office dashboard, one function per figure. Each

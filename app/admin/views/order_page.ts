@@ -3,7 +3,7 @@ import PayoutOrder from '#payouts/models/payout_order'
 import Merchant from '#merchants/models/merchant'
 import PaymentSlip from '#slips/models/payment_slip'
 import { PUBLIC_PAYOUT_STATUS } from '#payouts/payout_state'
-import { KIND_OF_MARKER, ORDER_TYPE_OF_KIND, type OrderKind } from '#payments/orders_query'
+import { KIND_OF_MARKER, ORDER_TYPE_OF_KIND, type OrderKind } from '#payments/order_filters'
 import { orderTimeline } from '#core/order_events'
 import { postingsOf } from '#ledger/order_postings'
 import { statementLineOf } from '#reconciliation/order_statement_line'
@@ -16,7 +16,7 @@ import {
   previewPaymentReceipt,
   previewReceived,
   receivedVersusTransfer,
-} from '#reconciliation/receipt_views'
+} from '#admin/views/receipts'
 import { callbacksOf } from '#callbacks/order_callbacks'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatThb } from '#core/money'

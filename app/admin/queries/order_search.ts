@@ -1,280 +1,27 @@
 import type { Readable } from 'node:stream'
-import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
 import { SimplePaginator } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { PAYMENT_STATUSES } from '#payments/payment_state'
 import {
-  PAYOUT_CHANNELS,
   PUBLIC_PAYOUT_STATUSES,
-  payoutSearchQuery,
-  payoutStatusFilter,
-} from '#payouts/payout_orders_query'
+  type OrderCriteria,
+  type OrderKind,
+  type OrderSearch,
+  type OrderSort,
+} from '#payments/order_filters'
+import type { PayoutKind } from '#payouts/models/payout_order'
 import { PAYOUT_STATUSES, PUBLIC_PAYOUT_STATUS, type PayoutStatus } from '#payouts/payout_state'
-import { BANKS, isBankCode } from '#core/banks'
-import { GATEWAY_ZONE, formatGatewayDateTime } from '#core/clock'
-import { assertSatang, formatAmount, parseAmount, formatThb } from '#core/money'
-import type { OrderType } from '#core/order_events'
+import { BANKS } from '#core/banks'
+import { formatGatewayDateTime } from '#core/clock'
+import { assertSatang, formatAmount, formatThb } from '#core/money'
 
 /**
- * The back-office search of orders: payments (P) here, withdrawals (W) and
- * settlements (M) in app/payouts/payout_orders_query.ts. One set of filters
- * for the three kinds, read from the list's query string and validated
- * (a filter that cannot be understood is an error beside its field, never
- * silently dropped: an export would otherwise hold more than asked); the
- * same query serves a page of 25 and the export of every match.
+ * The back-office search of orders: payments (P), withdrawals (W) and
+ * settlements (M), with the filters app/payments/order_filters.ts reads
+ * and validates; the same query serves a page of 25 and the export of
+ * every match.
  */
-
-export const ORDER_KINDS = ['payments', 'withdrawals', 'settlements'] as const
-export type OrderKind = (typeof ORDER_KINDS)[number]
-
-/** The order_type of the order events, callbacks and statement lines of each kind. */
-export const ORDER_TYPE_OF_KIND: Record<OrderKind, OrderType> = {
-  payments: 'payment',
-  withdrawals: 'withdraw',
-  settlements: 'settlement',
-}
-
-/** The kind a platform_order_id's marker (index 3) names. */
-export const KIND_OF_MARKER: Record<string, OrderKind> = {
-  P: 'payments',
-  W: 'withdrawals',
-  M: 'settlements',
-}
-
-export const ORDER_FILTER_FIELDS = [
-  'platform_order_id',
-  'merchant_order_id',
-  'merchant',
-  'status',
-  'channel',
-  'deposit_account',
-  'bank',
-  'account_no',
-  'amount_min',
-  'amount_max',
-  'from',
-  'to',
-  'slip',
-] as const
-export type OrderFilterField = (typeof ORDER_FILTER_FIELDS)[number]
-/** The filters as typed (trimmed), to fill the form again and to build links. */
-export type OrderFilters = Partial<Record<OrderFilterField, string>>
-
-/** Filters that only payments have (deposit accounts and slips). */
-const PAYMENT_ONLY: OrderFilterField[] = ['deposit_account', 'slip']
-
-/** Orders of the list: order time (default, newest first) or amount; each has its index. */
-export const ORDER_SORTS = ['created', 'amount'] as const
-export type OrderSort = (typeof ORDER_SORTS)[number]
-
-/** What the queries apply: validated values, satang, UTC instants. */
-export interface OrderCriteria {
-  /** Exact (24 characters) or the start of one (a LIKE pattern, escaped). */
-  platformOrderId: { exact: string } | { like: string } | null
-  merchantOrderId: string | null
-  merchantId: string | null
-  statuses: string[] | null
-  /** Payments: open orders with a slip waiting for an operator. */
-  awaitingReview: boolean
-  channel: string | null
-  depositAccountId: number | null
-  bank: string | null
-  accountNo: string | null
-  amountMin: number | null
-  amountMax: number | null
-  /** [createdFrom, createdBefore): Bangkok days, as UTC instants. */
-  createdFrom: Date | null
-  createdBefore: Date | null
-  /** Payments: a slip's SHA-256 (lowercase hex) or transaction reference. */
-  slip: string | null
-  sort: OrderSort
-  dir: 'asc' | 'desc'
-}
-
-export interface OrderSearch {
-  kind: OrderKind
-  filters: OrderFilters
-  sort: OrderSort
-  dir: 'asc' | 'desc'
-  /** Field → message; when there is one, nothing is listed or exported. */
-  errors: Partial<Record<OrderFilterField, string>>
-  criteria: OrderCriteria
-}
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/
-const ALPHANUMERIC = /^[A-Za-z0-9]+$/
-
-function bangkokDay(value: string) {
-  if (!DAY.test(value)) return null
-  const day = DateTime.fromISO(value, { zone: GATEWAY_ZONE })
-  return day.isValid ? day.startOf('day') : null
-}
-
-function likePrefix(value: string) {
-  return `${value.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
-}
-
-/**
- * Reads the list's filters, sort and kind from a query string. Unknown
- * parameters are ignored; each known one is checked. A platform_order_id
- * long enough to carry its marker decides the kind (an id pasted on the
- * wrong tab still finds its order).
- */
-export function readOrderSearch(input: Record<string, unknown>): OrderSearch {
-  const text = (key: string) =>
-    String(input[key] ?? '')
-      .trim()
-      .slice(0, 200)
-  const filters: OrderFilters = {}
-  for (const field of ORDER_FILTER_FIELDS) {
-    const value = text(field)
-    if (value) filters[field] = value
-  }
-  let kind: OrderKind = (ORDER_KINDS as readonly string[]).includes(text('kind'))
-    ? (text('kind') as OrderKind)
-    : 'payments'
-  const marker = filters.platform_order_id?.[3]
-  if (marker && KIND_OF_MARKER[marker]) kind = KIND_OF_MARKER[marker]
-  if (kind !== 'payments') for (const field of PAYMENT_ONLY) delete filters[field]
-
-  const sort = (ORDER_SORTS as readonly string[]).includes(text('sort'))
-    ? (text('sort') as OrderSort)
-    : 'created'
-  const dir = text('dir') === 'asc' ? 'asc' : 'desc'
-  const errors: OrderSearch['errors'] = {}
-  const criteria: OrderCriteria = {
-    platformOrderId: null,
-    merchantOrderId: null,
-    merchantId: null,
-    statuses: null,
-    awaitingReview: false,
-    channel: null,
-    depositAccountId: null,
-    bank: null,
-    accountNo: null,
-    amountMin: null,
-    amountMax: null,
-    createdFrom: null,
-    createdBefore: null,
-    slip: null,
-    sort,
-    dir,
-  }
-
-  const id = filters.platform_order_id
-  if (id !== undefined) {
-    if (!ALPHANUMERIC.test(id) || id.length > 24) {
-      errors.platform_order_id = 'platform_order_id is up to 24 letters and digits'
-    } else {
-      criteria.platformOrderId = id.length === 24 ? { exact: id } : { like: likePrefix(id) }
-    }
-  }
-  const merchantOrderId = filters.merchant_order_id
-  if (merchantOrderId !== undefined) {
-    if (!ALPHANUMERIC.test(merchantOrderId) || merchantOrderId.length > 40) {
-      errors.merchant_order_id = 'merchant_order_id is up to 40 letters and digits'
-    } else {
-      criteria.merchantOrderId = merchantOrderId
-    }
-  }
-  const merchant = filters.merchant
-  if (merchant !== undefined) {
-    if (!ALPHANUMERIC.test(merchant) || merchant.length > 32) {
-      errors.merchant = 'merchant is a merchant_id: up to 32 letters and digits'
-    } else {
-      criteria.merchantId = merchant
-    }
-  }
-  if (filters.status !== undefined) {
-    const status = filters.status
-    if (kind === 'payments') {
-      if (status === 'awaiting_review') criteria.awaitingReview = true
-      else if ((PAYMENT_STATUSES as readonly string[]).includes(status))
-        criteria.statuses = [status]
-      else errors.status = 'status is not a payment status'
-    } else {
-      criteria.statuses = payoutStatusFilter(status)
-      if (!criteria.statuses) errors.status = 'status is not a withdraw or settlement status'
-    }
-  }
-  if (filters.channel !== undefined) {
-    if (!channelChoices(kind).some((choice) => choice.value === filters.channel)) {
-      errors.channel = `channel must be one of: ${channelChoices(kind)
-        .map((choice) => choice.value)
-        .join(', ')}`
-    } else {
-      criteria.channel = filters.channel
-    }
-  }
-  if (filters.deposit_account !== undefined) {
-    const accountId = Number(filters.deposit_account)
-    if (!/^\d{1,10}$/.test(filters.deposit_account) || accountId <= 0) {
-      errors.deposit_account = 'deposit account is the account id (a number)'
-    } else {
-      criteria.depositAccountId = accountId
-    }
-  }
-  if (filters.bank !== undefined) {
-    if (!isBankCode(filters.bank)) errors.bank = 'bank must be a bank code of the list'
-    else criteria.bank = filters.bank
-  }
-  if (filters.account_no !== undefined) {
-    // As the API stores it: non-digit characters are stripped.
-    const digits = filters.account_no.replace(/\D/g, '')
-    if (digits.length === 0 || digits.length > 15) {
-      errors.account_no = 'account number is up to 15 digits'
-    } else {
-      criteria.accountNo = digits
-    }
-  }
-  for (const [field, key] of [
-    ['amount_min', 'amountMin'],
-    ['amount_max', 'amountMax'],
-  ] as const) {
-    const value = filters[field]
-    if (value === undefined) continue
-    const satang = parseAmount(value.replaceAll(',', ''))
-    if (satang === null) errors[field] = `${field} must be a THB amount (e.g. 1,500.00)`
-    else criteria[key] = satang
-  }
-  if (
-    criteria.amountMin !== null &&
-    criteria.amountMax !== null &&
-    criteria.amountMin > criteria.amountMax
-  ) {
-    errors.amount_max = 'amount_max must not be below amount_min'
-  }
-  const from = filters.from === undefined ? undefined : bangkokDay(filters.from)
-  const to = filters.to === undefined ? undefined : bangkokDay(filters.to)
-  if (from === null) errors.from = 'from must be a date (YYYY-MM-DD)'
-  if (to === null) errors.to = 'to must be a date (YYYY-MM-DD)'
-  if (from && to && to < from) errors.to = 'to must not be before from'
-  if (from) criteria.createdFrom = from.toUTC().toJSDate()
-  if (to) criteria.createdBefore = to.plus({ days: 1 }).toUTC().toJSDate()
-  if (filters.slip !== undefined) {
-    const slip = filters.slip
-    if (/^[0-9a-fA-F]{64}$/.test(slip)) criteria.slip = slip.toLowerCase()
-    else if (ALPHANUMERIC.test(slip) && slip.length <= 64) criteria.slip = slip
-    else errors.slip = 'slip is a SHA-256 (64 hex digits) or a transaction reference'
-  }
-  return { kind, filters, sort, dir, errors, criteria }
-}
-
-/** The search as a query string (kind, filters, sort), with extra parameters such as the page. */
-export function orderQueryString(
-  search: Pick<OrderSearch, 'kind' | 'filters' | 'sort' | 'dir'>,
-  extra: Record<string, string> = {}
-) {
-  const params: Record<string, string> = { kind: search.kind, ...search.filters }
-  if (search.sort !== 'created') params.sort = search.sort
-  if (search.dir !== 'desc') params.dir = search.dir
-  return new URLSearchParams({ ...params, ...extra }).toString()
-}
-
-export function hasErrors(search: OrderSearch) {
-  return Object.keys(search.errors).length > 0
-}
 
 /** The status filter's options for a kind, in groups. */
 export function statusChoices(kind: OrderKind) {
@@ -303,11 +50,6 @@ export function statusChoices(kind: OrderKind) {
       options: PAYOUT_STATUSES.map((status) => ({ value: status, label: status })),
     },
   ]
-}
-
-export function channelChoices(kind: OrderKind) {
-  const names = kind === 'payments' ? ['qr', 'transfer', 'external'] : PAYOUT_CHANNELS
-  return names.map((value) => ({ value, label: value }))
 }
 
 export const BANK_CHOICES = Object.keys(BANKS).map((value) => ({ value, label: value }))
@@ -404,6 +146,77 @@ export function paymentSearchQuery(
     .select(PAYMENT_COLUMNS)
     .orderBy(PAYMENT_SORT_COLUMNS[criteria.sort], criteria.dir)
     .orderBy('payment_orders.id', criteria.dir)
+}
+
+/** Columns the withdrawal and settlement list and export read. */
+const PAYOUT_COLUMNS = [
+  'payout_orders.id',
+  'payout_orders.platform_order_id',
+  'payout_orders.merchant_order_id',
+  'merchants.merchant_id as merchant',
+  'payout_orders.kind',
+  'payout_orders.amount',
+  'payout_orders.fee',
+  'payout_orders.bank',
+  'payout_orders.account_no',
+  'payout_orders.account_name',
+  'payout_orders.status',
+  'payout_orders.hold_state',
+  'payout_orders.connector',
+  'payout_orders.connector_reference',
+  'payout_orders.batch_id',
+  'payout_orders.failure_reason',
+  'payout_orders.created_at',
+  'payout_orders.done_at',
+]
+
+const PAYOUT_SORT_COLUMNS = {
+  created: 'payout_orders.created_at',
+  amount: 'payout_orders.amount',
+} as const
+
+/**
+ * Payout orders of one kind matching the criteria, in the criteria's order,
+ * with the list's columns; `rows: false`: the filtered table alone (to
+ * count). The orders table drives the query (left join; the merchant filter
+ * is a subquery the server runs once), so its indexes serve filters and order.
+ */
+export function payoutSearchQuery(
+  kind: PayoutKind,
+  criteria: OrderCriteria,
+  client: QueryClientContract = db.connection(),
+  { rows = true } = {}
+) {
+  const query = client.from('payout_orders').where('payout_orders.kind', kind)
+  const { platformOrderId } = criteria
+  if (platformOrderId && 'exact' in platformOrderId) {
+    query.where('payout_orders.platform_order_id', platformOrderId.exact)
+  } else if (platformOrderId) {
+    query.where('payout_orders.platform_order_id', 'like', platformOrderId.like)
+  }
+  if (criteria.merchantOrderId) {
+    query.where('payout_orders.merchant_order_id', criteria.merchantOrderId)
+  }
+  if (criteria.merchantId) {
+    query.where(
+      'payout_orders.merchant_id',
+      client.from('merchants').where('merchant_id', criteria.merchantId).select('id')
+    )
+  }
+  if (criteria.statuses) query.whereIn('payout_orders.status', criteria.statuses)
+  if (criteria.channel) query.where('payout_orders.connector', criteria.channel)
+  if (criteria.accountNo) query.where('payout_orders.account_no', criteria.accountNo)
+  if (criteria.bank) query.where('payout_orders.bank', criteria.bank)
+  if (criteria.amountMin !== null) query.where('payout_orders.amount', '>=', criteria.amountMin)
+  if (criteria.amountMax !== null) query.where('payout_orders.amount', '<=', criteria.amountMax)
+  if (criteria.createdFrom) query.where('payout_orders.created_at', '>=', criteria.createdFrom)
+  if (criteria.createdBefore) query.where('payout_orders.created_at', '<', criteria.createdBefore)
+  if (!rows) return query
+  return query
+    .leftJoin('merchants', 'merchants.id', 'payout_orders.merchant_id')
+    .select(PAYOUT_COLUMNS)
+    .orderBy(PAYOUT_SORT_COLUMNS[criteria.sort], criteria.dir)
+    .orderBy('payout_orders.id', criteria.dir)
 }
 
 /**

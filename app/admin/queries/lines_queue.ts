@@ -11,7 +11,7 @@ import {
   lineConfirmationView,
   receivableOfLine,
   slipsOfLine,
-} from '#reconciliation/receipt_views'
+} from '#admin/views/receipts'
 
 /** The queue's status filter: credits unmatched or late, debits nothing accounts for. */
 export const LINES_QUEUE_STATUSES = ['unmatched', 'late', 'unexplained_debit'] as const

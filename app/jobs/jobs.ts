@@ -1,10 +1,13 @@
 import queueConfig from '#config/queue'
 import callbacksConfig from '#config/callbacks'
+import type { JobDefinition } from '#core/queue/registry'
 
 /**
  * Every queue, job name, retry policy and schedule of the gateway, in one
- * place. Jobs are idempotent: BullMQ delivers at least once, so a handler that
- * runs twice must leave the same result as running once.
+ * place. The queue mechanism of app/core/queue knows them only as registered
+ * (providers/jobs_provider.ts registers this table and ./handlers.ts at
+ * boot). Jobs are idempotent: BullMQ delivers at least once, so a handler
+ * that runs twice must leave the same result as running once.
  */
 export const QUEUE_NAMES = [
   'payments',
@@ -15,11 +18,8 @@ export const QUEUE_NAMES = [
 ] as const
 export type QueueName = (typeof QUEUE_NAMES)[number]
 
-export interface JobDefinition {
+interface GatewayJobDefinition extends JobDefinition {
   queue: QueueName
-  name: string
-  attempts: number
-  backoff: { type: 'fixed' | 'exponential'; delay: number }
 }
 
 export const JOBS = {
@@ -185,9 +185,21 @@ export const JOBS = {
     attempts: 1,
     backoff: { type: 'fixed', delay: 0 },
   },
-} as const satisfies Record<string, JobDefinition>
+} as const satisfies Record<string, GatewayJobDefinition>
 
 export type JobKey = keyof typeof JOBS
+
+/*
+ * The queue mechanism's types follow this table: dispatch('jobKey', …) takes
+ * a key of JOBS and queue('name') a name of QUEUE_NAMES (app/core/queue/registry.ts).
+ */
+declare module '#core/queue/registry' {
+  interface JobTable {
+    jobs: typeof JOBS
+    // Not QueueName: inside this block that name is the registry's own.
+    queues: (typeof QUEUE_NAMES)[number]
+  }
+}
 
 /** Repeatable jobs, registered as BullMQ job schedulers (one per id, whatever the number of workers). */
 export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
@@ -225,3 +237,21 @@ export const SCHEDULES: Array<{ id: string; job: JobKey; everyMs: number }> = [
   // Each pending slip may cost a provider call: every 5 sweep intervals.
   { id: 'sweep-pending-slips', job: 'sweepPendingSlips', everyMs: queueConfig.sweepIntervalMs * 5 },
 ]
+
+/**
+ * The sweeps that recreate from the database the work Redis held: delivery
+ * jobs of pending callback_outbox rows, payout dispatches and bank questions,
+ * due credential rotations, settlement, pending slips, and the time-based
+ * expiries. Each is idempotent and reads only the database. Run at once when
+ * a worker finds a Redis that lost its data (rebuildFromDatabase).
+ */
+export const REBUILD_SCHEDULES = [
+  'dispatch-pending-callbacks',
+  'sweep-payouts',
+  'sweep-expired-payments',
+  'release-overdue-holds',
+  'settle-payments',
+  'sweep-credentials',
+  'sweep-approval-requests',
+  'sweep-pending-slips',
+] as const

@@ -1,9 +1,9 @@
-import { frozenCount } from '#review/frozen_queue_query'
-import { slipCount } from '#review/slip_queue_query'
-import { approvalCount } from '#review/approvals_query'
-import { linesQueueCount } from '#reconciliation/lines_queue_query'
-import { failedCallbackCount } from '#callbacks/failed_callbacks_query'
-import { staleReceivableCount } from '#reconciliation/reconciliation_page_query'
+import { frozenCount } from '#admin/queries/frozen_queue'
+import { slipCount } from '#admin/queries/slip_queue'
+import { approvalCount } from '#admin/queries/approvals'
+import { linesQueueCount } from '#admin/queries/lines_queue'
+import { failedCallbackCount } from '#admin/queries/failed_callbacks'
+import { staleReceivableCount } from '#reconciliation/receivable_window'
 import type { ReviewQueue } from '#review/queues'
 
 /**

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon'
 import { formatThb } from '#core/money'
-import type { DailySeries, DashboardData } from '#dashboard/dashboard_query'
+import type { DailySeries, DashboardData } from '#admin/queries/dashboard'
 
 /**
  * The dashboard's figures as the page shows them: THB with thousands

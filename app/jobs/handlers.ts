@@ -1,9 +1,10 @@
-import type { Job } from 'bullmq'
-import { JOBS } from '#core/queue/jobs'
+import type { JobHandler as Handler } from '#core/queue/registry'
+import { JOBS } from '#jobs/jobs'
 
-type Handler = (job: Job) => Promise<unknown>
-
-/** Job name → handler, loaded lazily so that the web process never imports job code. */
+/**
+ * Job name → handler, loaded lazily so that the web process never imports job
+ * code. Registered with the table of ./jobs.ts (providers/jobs_provider.ts).
+ */
 export const HANDLERS: Record<string, () => Promise<Handler>> = {
   [JOBS.sweepExpiredPayments.name]: async () =>
     (await import('#jobs/sweep_expired_payments_job')).default as Handler,

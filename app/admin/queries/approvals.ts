@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
-import type { QueueFilter } from '#review/frozen_queue_query'
+import type { QueueFilter } from '#admin/queries/frozen_queue'
 import { findApprovableAction } from '#approvals/approvable_actions'
 import { formatGatewayDateTime } from '#core/clock'
 import type { OperatorRole } from '#operators/roles'
@@ -18,7 +18,7 @@ import {
   previewReceived,
   receiptLineOf,
   receivedVersusTransfer,
-} from '#reconciliation/receipt_views'
+} from '#admin/views/receipts'
 
 const json = (value: unknown) =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? {})) as Record<string, any>
