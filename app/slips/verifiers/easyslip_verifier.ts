@@ -8,6 +8,7 @@ import {
   type SlipVerifier,
 } from '#slips/verifiers/slip_verifier'
 import {
+  answerObject,
   ProviderClient,
   assertSameTransaction,
   bahtToSatang,
@@ -131,15 +132,7 @@ export function readEasySlipAnswer(
   secrets: Array<Secret<string>> = []
 ): SlipFacts | null {
   const source = 'easyslip'
-  const body = record(answer.json)
-  if (!body) {
-    throw new SlipSourceFailed(
-      source,
-      answer.status >= 500 ? 'server_error' : 'bad_answer',
-      `HTTP ${answer.status}: the answer is not a JSON object`,
-      answer.status
-    )
-  }
+  const body = answerObject(answer, source)
   const data = record(body.data)
   if (answer.status === 200 && body.success === true) {
     const rawSlip = record(data?.rawSlip)

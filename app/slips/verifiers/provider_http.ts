@@ -200,6 +200,20 @@ export function record(value: unknown): Record<string, any> | null {
     : null
 }
 
+/** A provider's answer body as a JSON object; anything else is the provider failing to answer. */
+export function answerObject(answer: ProviderAnswer, source: string): Record<string, any> {
+  const body = record(answer.json)
+  if (!body) {
+    throw new SlipSourceFailed(
+      source,
+      answer.status >= 500 ? 'server_error' : 'bad_answer',
+      `HTTP ${answer.status}: the answer is not a JSON object`,
+      answer.status
+    )
+  }
+  return body
+}
+
 /** What a provider's answer code means for the slip. */
 export type ProviderOutcome =
   | { kind: 'failed'; reason: SourceFailure; meaning: string }

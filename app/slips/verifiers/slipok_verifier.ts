@@ -8,6 +8,7 @@ import {
   type SlipVerifier,
 } from '#slips/verifiers/slip_verifier'
 import {
+  answerObject,
   ProviderClient,
   assertSameTransaction,
   bahtToSatang,
@@ -98,15 +99,7 @@ export function readSlipOkAnswer(
   secrets: Array<Secret<string>> = []
 ): SlipFacts | null {
   const source = 'slipok'
-  const body = record(answer.json)
-  if (!body) {
-    throw new SlipSourceFailed(
-      source,
-      answer.status >= 500 ? 'server_error' : 'bad_answer',
-      `HTTP ${answer.status}: the answer is not a JSON object`,
-      answer.status
-    )
-  }
+  const body = answerObject(answer, source)
   const data = record(body.data)
   // Only HTTP 200 with success: true is an answer about the slip.
   if (answer.status === 200 && body.success === true) {
