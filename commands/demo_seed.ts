@@ -1,7 +1,6 @@
 import { BaseCommand, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { withDeadlockRetry } from '#core/db_retry'
 
 interface DemoCredentials {
   merchant_id: string
@@ -42,7 +41,7 @@ export default class DemoSeed extends BaseCommand {
     const { configureMerchant } = await import('#merchants/actions/configure_merchant')
     const { postLedgerTransaction } = await import('#ledger/ledger')
     const { adjustmentPosting } = await import('#ledger/recipes')
-    const { default: db } = await import('@adonisjs/lucid/services/db')
+    const { inTransaction } = await import('#core/transaction')
     const { cliActor } = await import('#core/actor')
     const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
 
@@ -76,17 +75,15 @@ export default class DemoSeed extends BaseCommand {
         actor
       )
       // An opening balance so that /balance shows the ledger at work.
-      await withDeadlockRetry(() =>
-        db.transaction((trx) =>
-          postLedgerTransaction(
-            trx,
-            adjustmentPosting({
-              merchantId: merchant.id,
-              reference: { type: 'merchant', id: merchant.merchantId },
-              amount: 1_000_000,
-              description: 'demo opening balance',
-            })
-          )
+      await inTransaction((trx) =>
+        postLedgerTransaction(
+          trx,
+          adjustmentPosting({
+            merchantId: merchant.id,
+            reference: { type: 'merchant', id: merchant.merchantId },
+            amount: 1_000_000,
+            description: 'demo opening balance',
+          })
         )
       )
       // Every kind of deposit: QR and bill-payment QR for /payment/create, the

@@ -1,5 +1,4 @@
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import adminConfig from '#config/admin'
 import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_request'
@@ -8,9 +7,10 @@ import { recordAudit, type Reason } from '#core/audit'
 import { SYSTEM, type Actor } from '#core/actor'
 import { ActionError } from '#core/validation'
 import { AlreadyDone, atWhen, byWhom } from '#core/already_done'
-import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import { isDuplicateKey } from '#core/db_retry'
 import { formatAmount } from '#core/money'
 import { notify } from '#notifications/notifications'
+import { inTransaction } from '#core/transaction'
 
 /** Whether acting on `amount` satang needs a second operator (threshold null: never). */
 export function needsFourEyes(threshold: number | null, amount: number) {
@@ -290,17 +290,15 @@ export async function expireDueApprovalRequests(now: DateTime = DateTime.utc(), 
     .select('id')
   let expired = 0
   for (const { id } of due) {
-    const done = await withDeadlockRetry(() =>
-      db.transaction(async (trx) => {
-        const request = await ApprovalRequest.query({ client: trx })
-          .where('id', id)
-          .forUpdate()
-          .first()
-        if (!request || request.status !== 'pending' || request.isLive(now)) return false
-        await closeAsExpired(trx, request, now)
-        return true
-      })
-    )
+    const done = await inTransaction(async (trx) => {
+      const request = await ApprovalRequest.query({ client: trx })
+        .where('id', id)
+        .forUpdate()
+        .first()
+      if (!request || request.status !== 'pending' || request.isLive(now)) return false
+      await closeAsExpired(trx, request, now)
+      return true
+    })
     if (done) expired++
   }
   return expired

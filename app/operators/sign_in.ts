@@ -10,7 +10,7 @@ import {
 } from '#operators/totp'
 import { recordAudit } from '#core/audit'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /** Where the request came from, for the audit rows of a sign-in. */
 export type RequestOrigin = Pick<Actor, 'ip' | 'requestId'>
@@ -44,30 +44,28 @@ export async function checkSecondFactor(
   operatorId: number,
   code: string
 ): Promise<'totp' | 'recovery_code' | 'reused' | null> {
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const operator = await Operator.query({ client: trx })
-        .where('id', operatorId)
-        .forUpdate()
-        .first()
-      if (!operator?.totpSecretEncrypted || operator.disabledAt) return null
+  return inTransaction(async (trx) => {
+    const operator = await Operator.query({ client: trx })
+      .where('id', operatorId)
+      .forUpdate()
+      .first()
+    if (!operator?.totpSecretEncrypted || operator.disabledAt) return null
 
-      const step = verifyTotp(decryptTotpSecret(operator.totpSecretEncrypted), code)
-      if (step !== null) {
-        if (operator.totpLastStep !== null && step <= operator.totpLastStep) return 'reused'
-        operator.totpLastStep = step
-        await operator.useTransaction(trx).save()
-        return 'totp'
-      }
-
-      const hashes = operator.recoveryCodeHashes ?? []
-      const hashed = hashRecoveryCode(code)
-      if (!hashes.includes(hashed)) return null
-      operator.recoveryCodeHashes = hashes.filter((hash) => hash !== hashed)
+    const step = verifyTotp(decryptTotpSecret(operator.totpSecretEncrypted), code)
+    if (step !== null) {
+      if (operator.totpLastStep !== null && step <= operator.totpLastStep) return 'reused'
+      operator.totpLastStep = step
       await operator.useTransaction(trx).save()
-      return 'recovery_code'
-    })
-  )
+      return 'totp'
+    }
+
+    const hashes = operator.recoveryCodeHashes ?? []
+    const hashed = hashRecoveryCode(code)
+    if (!hashes.includes(hashed)) return null
+    operator.recoveryCodeHashes = hashes.filter((hash) => hash !== hashed)
+    await operator.useTransaction(trx).save()
+    return 'recovery_code'
+  })
 }
 
 /**
@@ -83,26 +81,24 @@ export async function enrolTotp(
 ) {
   const step = verifyTotp(secret, code)
   if (step === null) return null
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const operator = await Operator.query({ client: trx })
-        .where('id', operatorId)
-        .forUpdate()
-        .firstOrFail()
-      if (operator.totpEnabledAt) return null // enrolled meanwhile, in another tab
-      const codes = newRecoveryCodes()
-      operator.totpSecretEncrypted = encryptTotpSecret(secret)
-      operator.totpEnabledAt = DateTime.utc()
-      operator.totpLastStep = step
-      operator.recoveryCodeHashes = codes.map(hashRecoveryCode)
-      await operator.useTransaction(trx).save()
-      await recordAudit(trx, operatorActor(operator, origin), {
-        action: 'operator.totp_enrol',
-        target: { type: 'operator', id: operator.email },
-      })
-      return codes
+  return inTransaction(async (trx) => {
+    const operator = await Operator.query({ client: trx })
+      .where('id', operatorId)
+      .forUpdate()
+      .firstOrFail()
+    if (operator.totpEnabledAt) return null // enrolled meanwhile, in another tab
+    const codes = newRecoveryCodes()
+    operator.totpSecretEncrypted = encryptTotpSecret(secret)
+    operator.totpEnabledAt = DateTime.utc()
+    operator.totpLastStep = step
+    operator.recoveryCodeHashes = codes.map(hashRecoveryCode)
+    await operator.useTransaction(trx).save()
+    await recordAudit(trx, operatorActor(operator, origin), {
+      action: 'operator.totp_enrol',
+      target: { type: 'operator', id: operator.email },
     })
-  )
+    return codes
+  })
 }
 
 /** Records a completed sign-in (and how the second factor was proven). */
@@ -111,16 +107,14 @@ export async function recordSignIn(
   method: 'totp' | 'recovery_code' | 'enrolment',
   origin: RequestOrigin
 ) {
-  await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      await trx.from('operators').where('id', operator.id).update({ last_login_at: new Date() })
-      await recordAudit(trx, operatorActor(operator, origin), {
-        action: 'operator.login',
-        target: { type: 'operator', id: operator.email },
-        details: { second_factor: method },
-      })
+  await inTransaction(async (trx) => {
+    await trx.from('operators').where('id', operator.id).update({ last_login_at: new Date() })
+    await recordAudit(trx, operatorActor(operator, origin), {
+      action: 'operator.login',
+      target: { type: 'operator', id: operator.email },
+      details: { second_factor: method },
     })
-  )
+  })
 }
 
 /** Records a refused sign-in step; `email` is what was typed (the operator may not exist). */
@@ -129,19 +123,17 @@ export async function recordFailedSignIn(
   step: 'password' | 'second_factor' | 'second_factor_reused' | 'rate_limited',
   origin: RequestOrigin
 ) {
-  await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      await recordAudit(
-        trx,
-        { name: `login:${email.slice(0, 100)}`, ...origin },
-        {
-          action: 'operator.login_failed',
-          target: { type: 'operator', id: email.slice(0, 64) },
-          details: { step },
-        }
-      )
-    })
-  )
+  await inTransaction(async (trx) => {
+    await recordAudit(
+      trx,
+      { name: `login:${email.slice(0, 100)}`, ...origin },
+      {
+        action: 'operator.login_failed',
+        target: { type: 'operator', id: email.slice(0, 64) },
+        details: { step },
+      }
+    )
+  })
 }
 
 /** Records a logout; `everywhere`: every session of the operator was ended. */
@@ -150,14 +142,12 @@ export async function recordSignOut(
   everywhere: boolean,
   origin: RequestOrigin
 ) {
-  await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      await recordAudit(trx, operatorActor(operator, origin), {
-        action: everywhere ? 'operator.logout_everywhere' : 'operator.logout',
-        target: { type: 'operator', id: operator.email },
-      })
+  await inTransaction(async (trx) => {
+    await recordAudit(trx, operatorActor(operator, origin), {
+      action: everywhere ? 'operator.logout_everywhere' : 'operator.logout',
+      target: { type: 'operator', id: operator.email },
     })
-  )
+  })
 }
 
 /** Ends every back-office session of the operator (sessions are tagged with the operator's id). */

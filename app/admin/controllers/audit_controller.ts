@@ -1,7 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { Readable } from 'node:stream'
 import { stringify } from 'csv-stringify'
-import db from '@adonisjs/lucid/services/db'
 import { auditQuery, auditRows, type AuditFilters } from '#admin/queries/audit'
 import { recordAudit } from '#core/audit'
 import { lastAuditChainCheck, sealStates, type ChainProblem } from '#core/audit_chain'
@@ -9,7 +8,7 @@ import { formatGatewayDateTime } from '#core/clock'
 import type AuditLog from '#core/audit_log'
 import { operatorActor } from '#admin/operator_action'
 import { formatThb, parseAmount } from '#core/money'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 const PER_PAGE = 25
 const FILTERS = ['actor', 'action', 'target', 'from', 'to'] as const
@@ -186,14 +185,12 @@ export default class AuditController {
   /** Everything the filters match as CSV, streamed; the export itself is audited. */
   async export(ctx: HttpContext) {
     const filters = filtersOf(ctx)
-    await withDeadlockRetry(() =>
-      db.transaction((trx) =>
-        recordAudit(trx, operatorActor(ctx), {
-          action: 'audit.export',
-          target: { type: 'audit_log', id: 'csv' },
-          details: { filters },
-        })
-      )
+    await inTransaction((trx) =>
+      recordAudit(trx, operatorActor(ctx), {
+        action: 'audit.export',
+        target: { type: 'audit_log', id: 'csv' },
+        details: { filters },
+      })
     )
     const csv = stringify({
       header: true,

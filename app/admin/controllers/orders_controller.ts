@@ -50,7 +50,7 @@ import { pendingRequestsFor } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { hasRole } from '#operators/roles'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 const PER_PAGE = 25
 
@@ -184,20 +184,18 @@ export default class OrdersController {
     let source: Readable
     try {
       const rows = await countOrders(search, snapshot)
-      await withDeadlockRetry(() =>
-        db.transaction((trx) =>
-          recordAudit(trx, operatorActor(ctx), {
-            action: 'orders.export',
-            target: { type: ORDER_TYPE_OF_KIND[search.kind], id: 'csv' },
-            details: {
-              kind: search.kind,
-              filters: search.filters,
-              sort: search.sort,
-              dir: search.dir,
-              rows,
-            },
-          })
-        )
+      await inTransaction((trx) =>
+        recordAudit(trx, operatorActor(ctx), {
+          action: 'orders.export',
+          target: { type: ORDER_TYPE_OF_KIND[search.kind], id: 'csv' },
+          details: {
+            kind: search.kind,
+            filters: search.filters,
+            sort: search.sort,
+            dir: search.dir,
+            rows,
+          },
+        })
       )
       source = orderStream(search, snapshot)
     } catch (error) {

@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import app from '@adonisjs/core/services/app'
-import db from '@adonisjs/lucid/services/db'
 import { exportBulkFile } from '#payouts/actions/export_bulk_file'
 import { recordPayoutOutcome } from '#payouts/actions/record_payout_outcome'
 import { retryPayoutDispatch } from '#payouts/actions/retry_payout_dispatch'
@@ -30,7 +29,7 @@ import { BANKS } from '#core/banks'
 import { recordAudit } from '#core/audit'
 import { ActionError } from '#core/validation'
 import { operatorActor, submitAction } from '#admin/operator_action'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 const PER_PAGE = 25
 
@@ -180,14 +179,12 @@ export default class PayoutsController {
       ctx.session.flash('error', `${name} is not on this server.`)
       return ctx.response.redirect('/admin/payouts')
     }
-    await withDeadlockRetry(() =>
-      db.transaction((trx) =>
-        recordAudit(trx, operatorActor(ctx), {
-          action: 'payouts.file_download',
-          target: { type: 'payout_batch', id: name.slice(0, 21) },
-          details: { file: name },
-        })
-      )
+    await inTransaction((trx) =>
+      recordAudit(trx, operatorActor(ctx), {
+        action: 'payouts.file_download',
+        target: { type: 'payout_batch', id: name.slice(0, 21) },
+        details: { file: name },
+      })
     )
     return sendCsv(ctx, path)
   }

@@ -1,6 +1,5 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import {
   accountReconciliation,
   isBankDay,
@@ -15,7 +14,7 @@ import { ageClass, ageLabel } from '#review/queues'
 import { operatorActor } from '#admin/operator_action'
 import { recordAudit } from '#core/audit'
 import { formatGatewayDateTime, gatewayDay } from '#core/clock'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /** Bank days per page of the table. */
 export const DAYS_PER_PAGE = 14
@@ -240,22 +239,20 @@ export default class ReconciliationController {
     const kinds: Record<string, number> = {}
     for (const problem of result.problems) kinds[problem.kind] = (kinds[problem.kind] ?? 0) + 1
     const stale = result.openReceivables.filter((item) => item.stale).length
-    await withDeadlockRetry(() =>
-      db.transaction((trx) =>
-        recordAudit(trx, actor, {
-          action: 'reconciliation.check',
-          details: {
-            ok: result.ok,
-            problems: result.problems.length,
-            kinds,
-            account_days: result.days.length,
-            open_receivables: result.openReceivables.length,
-            stale_receivables: stale,
-            unclaimed_lines: result.unclaimed.lines,
-            unclaimed_amount: result.unclaimed.amount,
-          },
-        })
-      )
+    await inTransaction((trx) =>
+      recordAudit(trx, actor, {
+        action: 'reconciliation.check',
+        details: {
+          ok: result.ok,
+          problems: result.problems.length,
+          kinds,
+          account_days: result.days.length,
+          open_receivables: result.openReceivables.length,
+          stale_receivables: stale,
+          unclaimed_lines: result.unclaimed.lines,
+          unclaimed_amount: result.unclaimed.amount,
+        },
+      })
     )
     const summary = `${result.openReceivables.length} open receivable${result.openReceivables.length === 1 ? '' : 's'}, ${result.unclaimed.lines} unclaimed credit line${result.unclaimed.lines === 1 ? '' : 's'}`
     if (result.ok) {

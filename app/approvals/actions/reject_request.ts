@@ -1,13 +1,12 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { approvableAction } from '#approvals/approvable_actions'
 import { closeRequest, lockRequest, undecidableReason } from '#approvals/approval_requests'
 import { approvalRequestId, assertMayDecide } from '#approvals/approval_rules'
 import { clearAssignment } from '#review/assignments'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 /** Why a request is turned down. */
 export const APPROVAL_REJECT_REASON_CODES = [
@@ -46,20 +45,18 @@ export async function rejectRequest(
   actor: Actor
 ): Promise<ApprovalRequest> {
   const data = await validateInput(rejectRequestValidator, input, MESSAGES)
-  const outcome = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const request = await lockRequest(trx, data.approval_request_id, 'approval_request_id')
-      const refused = await undecidableReason(trx, request, undefined, actor, 'rejected')
-      if (refused) return { refused, request: null }
-      await assertMayDecide(trx, request, approvableAction(request.action), actor, 'reject')
-      await closeRequest(trx, request, 'rejected', actor, {
-        code: data.reason_code,
-        comment: data.comment,
-      })
-      await clearAssignment(trx, 'approvals', request.id)
-      return { refused: null, request }
+  const outcome = await inTransaction(async (trx) => {
+    const request = await lockRequest(trx, data.approval_request_id, 'approval_request_id')
+    const refused = await undecidableReason(trx, request, undefined, actor, 'rejected')
+    if (refused) return { refused, request: null }
+    await assertMayDecide(trx, request, approvableAction(request.action), actor, 'reject')
+    await closeRequest(trx, request, 'rejected', actor, {
+      code: data.reason_code,
+      comment: data.comment,
     })
-  )
+    await clearAssignment(trx, 'approvals', request.id)
+    return { refused: null, request }
+  })
   if (outcome.refused !== null) {
     if (outcome.refused instanceof ActionError) throw outcome.refused
     throw ActionError.field('approval_request_id', outcome.refused)

@@ -1,10 +1,9 @@
-import db from '@adonisjs/lucid/services/db'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { requestedApprovableAction } from '#approvals/approvable_actions'
 import { openApprovalRequest } from '#approvals/approval_requests'
 import { ActionError } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 /**
  * An operator asks a second operator to approve an action instead of running
@@ -28,20 +27,18 @@ export async function requestApproval(
   }
   const entry = requestedApprovableAction(String(action))
   const data = await entry.validate(fields)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await entry.prepare(trx, data, actor)
-      return openApprovalRequest(trx, {
-        action: String(action),
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: {
-          code: typeof data.reason_code === 'string' ? data.reason_code : null,
-          comment: typeof data.comment === 'string' ? data.comment : null,
-        },
-      })
+  return inTransaction(async (trx) => {
+    const prepared = await entry.prepare(trx, data, actor)
+    return openApprovalRequest(trx, {
+      action: String(action),
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: {
+        code: typeof data.reason_code === 'string' ? data.reason_code : null,
+        comment: typeof data.comment === 'string' ? data.comment : null,
+      },
     })
-  )
+  })
 }

@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import CallbackOutbox from '#callbacks/models/callback_outbox'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
@@ -7,7 +6,7 @@ import type { Actor } from '#core/actor'
 import { callbackJobId, enqueueAfterCommit } from '#callbacks/enqueue'
 import { signCallbackBody } from '#callbacks/signing'
 import { clearAssignment } from '#review/assignments'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /** Why callbacks are sent again (the back-office asks; the CLI may omit it). */
 export const RESEND_REASON_CODES = [
@@ -49,68 +48,66 @@ export interface ResentCallback {
 export async function resendCallback(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(resendCallbackValidator, input)
   const platformOrderId = data.platform_order_id
-  const resent = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const rows = await CallbackOutbox.query({ client: trx })
-        .where('platform_order_id', platformOrderId)
-        .orderBy('id')
-        .forUpdate()
-      if (rows.length === 0) {
-        throw ActionError.notFound(
-          'platform_order_id',
-          `No callback for ${platformOrderId} (unknown order, not final yet, or no notify_url)`
-        )
-      }
-      const result: Array<Omit<ResentCallback, 'queued'>> = []
-      for (const row of rows) {
-        const series = row.series + 1
-        const signature = await signCallbackBody(row.merchantId, row.body, trx)
-        await trx.from('callback_outbox').where('id', row.id).update({
-          state: 'pending',
-          series,
-          attempts: 0,
-          signature,
-          delivered_at: null,
-          enqueued_at: null,
-          job_id: null,
-          claimed_by: null,
-          claimed_until: null,
-          next_attempt_at: null,
-          last_error: null,
-          last_http_status: null,
-        })
-        enqueueAfterCommit(trx, row, series)
-        result.push({
-          outboxId: row.id,
-          status: row.status,
-          previousState: row.state,
-          series,
-          jobId: callbackJobId(row, series),
-        })
-      }
-      const snapshot = (state: (row: CallbackOutbox, index: number) => Record<string, unknown>) =>
-        Object.fromEntries(rows.map((row, index) => [row.status, state(row, index)]))
-      await recordAudit(trx, actor, {
-        action: 'callback.resend',
-        target: { type: rows[0].orderType, id: platformOrderId },
-        before: snapshot((row) => ({
-          state: row.state,
-          series: row.series,
-          attempts: row.attempts,
-        })),
-        after: snapshot((_row, index) => ({
-          state: 'pending',
-          series: result[index].series,
-          attempts: 0,
-        })),
-        reason: { code: data.reason_code ?? null, comment: data.comment ?? null },
-        details: { callback_outbox_ids: rows.map((row) => row.id) },
+  const resent = await inTransaction(async (trx) => {
+    const rows = await CallbackOutbox.query({ client: trx })
+      .where('platform_order_id', platformOrderId)
+      .orderBy('id')
+      .forUpdate()
+    if (rows.length === 0) {
+      throw ActionError.notFound(
+        'platform_order_id',
+        `No callback for ${platformOrderId} (unknown order, not final yet, or no notify_url)`
+      )
+    }
+    const result: Array<Omit<ResentCallback, 'queued'>> = []
+    for (const row of rows) {
+      const series = row.series + 1
+      const signature = await signCallbackBody(row.merchantId, row.body, trx)
+      await trx.from('callback_outbox').where('id', row.id).update({
+        state: 'pending',
+        series,
+        attempts: 0,
+        signature,
+        delivered_at: null,
+        enqueued_at: null,
+        job_id: null,
+        claimed_by: null,
+        claimed_until: null,
+        next_attempt_at: null,
+        last_error: null,
+        last_http_status: null,
       })
-      // Resent: the order leaves the failed-callbacks queue (a new failure brings it back).
-      await clearAssignment(trx, 'callbacks', platformOrderId)
-      return result
+      enqueueAfterCommit(trx, row, series)
+      result.push({
+        outboxId: row.id,
+        status: row.status,
+        previousState: row.state,
+        series,
+        jobId: callbackJobId(row, series),
+      })
+    }
+    const snapshot = (state: (row: CallbackOutbox, index: number) => Record<string, unknown>) =>
+      Object.fromEntries(rows.map((row, index) => [row.status, state(row, index)]))
+    await recordAudit(trx, actor, {
+      action: 'callback.resend',
+      target: { type: rows[0].orderType, id: platformOrderId },
+      before: snapshot((row) => ({
+        state: row.state,
+        series: row.series,
+        attempts: row.attempts,
+      })),
+      after: snapshot((_row, index) => ({
+        state: 'pending',
+        series: result[index].series,
+        attempts: 0,
+      })),
+      reason: { code: data.reason_code ?? null, comment: data.comment ?? null },
+      details: { callback_outbox_ids: rows.map((row) => row.id) },
     })
-  )
+    // Resent: the order leaves the failed-callbacks queue (a new failure brings it back).
+    await clearAssignment(trx, 'callbacks', platformOrderId)
+    return result
+  })
   // Lucid runs the after-commit hooks inside commit(): each job is added, or Redis was away.
   const rows = await CallbackOutbox.findMany(resent.map((row) => row.outboxId))
   return resent.map((row) => ({

@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -10,7 +9,7 @@ import {
   parseBlockSubject,
   type AuthFailureCounter,
 } from '#merchant_api/auth_failure_blocks'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const clearAuthFailureBlockValidator = vine.compile(
   vine.object({
@@ -63,22 +62,20 @@ export async function clearAuthFailureBlock(
     )
   }
   const wasBlocked = cleared.some((counter) => counter.blocked)
-  await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      await recordAudit(trx, actor, {
-        action: 'api_block.clear',
-        target: { type: parsed.kind === 'ip' ? 'ip_address' : 'merchant', id: parsed.subject },
-        before: {
-          failures: Math.max(...cleared.map((counter) => counter.failures)),
-          blocked: wasBlocked,
-          seconds_left: Math.max(...cleared.map((counter) => counter.secondsLeft)),
-        },
-        after: { failures: 0, blocked: false, seconds_left: 0 },
-        reason: { comment: data.comment ?? null },
-        details: { keys: cleared.map((counter) => counter.key) },
-      })
-      await redis.del(...cleared.map((counter) => counter.key))
+  await inTransaction(async (trx) => {
+    await recordAudit(trx, actor, {
+      action: 'api_block.clear',
+      target: { type: parsed.kind === 'ip' ? 'ip_address' : 'merchant', id: parsed.subject },
+      before: {
+        failures: Math.max(...cleared.map((counter) => counter.failures)),
+        blocked: wasBlocked,
+        seconds_left: Math.max(...cleared.map((counter) => counter.secondsLeft)),
+      },
+      after: { failures: 0, blocked: false, seconds_left: 0 },
+      reason: { comment: data.comment ?? null },
+      details: { keys: cleared.map((counter) => counter.key) },
     })
-  )
+    await redis.del(...cleared.map((counter) => counter.key))
+  })
   return { ...parsed, cleared, wasBlocked }
 }

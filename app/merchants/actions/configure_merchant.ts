@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Merchant from '#merchants/models/merchant'
 import type ApprovalRequest from '#approvals/models/approval_request'
@@ -30,7 +29,7 @@ import {
   type FieldError,
 } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const configureMerchantValidator = vine.compile(
   vine.object({
@@ -136,80 +135,78 @@ export const MERCHANT_SETTINGS_KIND = 'merchant_settings'
  */
 export async function configureMerchant(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(configureMerchantValidator, input, MERCHANT_MESSAGES)
-  const result = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const merchant = await lockMerchant(trx, data.merchant_id)
-      const before = merchantSnapshot(merchant)
-      const current = { ...merchant.$attributes }
-      for (const [field, property] of Object.entries(COLUMNS)) {
-        const value = data[field as keyof typeof COLUMNS]
-        if (value !== undefined) merchant.merge({ [property]: value })
-      }
-      const errors = limitErrors(merchant, data)
-      if (errors.length > 0) throw new ActionError(errors)
+  const result = await inTransaction(async (trx) => {
+    const merchant = await lockMerchant(trx, data.merchant_id)
+    const before = merchantSnapshot(merchant)
+    const current = { ...merchant.$attributes }
+    for (const [field, property] of Object.entries(COLUMNS)) {
+      const value = data[field as keyof typeof COLUMNS]
+      if (value !== undefined) merchant.merge({ [property]: value })
+    }
+    const errors = limitErrors(merchant, data)
+    if (errors.length > 0) throw new ActionError(errors)
 
-      // The money-directing values asked, set back to what they are until applied.
-      const asked: Partial<Record<FourEyesField, unknown>> = {}
-      for (const [field, loosens] of Object.entries(FOUR_EYES) as Array<
-        [FourEyesField, (before: unknown, after: unknown) => boolean]
-      >) {
-        const property = COLUMNS[field]
-        const was = current[property]
+    // The money-directing values asked, set back to what they are until applied.
+    const asked: Partial<Record<FourEyesField, unknown>> = {}
+    for (const [field, loosens] of Object.entries(FOUR_EYES) as Array<
+      [FourEyesField, (before: unknown, after: unknown) => boolean]
+    >) {
+      const property = COLUMNS[field]
+      const was = current[property]
+      const value = data[field]
+      if (value === undefined || value === was || !loosens(was, value)) continue
+      asked[field] = value
+      merchant.merge({ [property]: was })
+    }
+    // A narrowed limit whose counterpart waits must wait with it (min ≤ max holds throughout).
+    if (limitErrors(merchant, data).length > 0) {
+      for (const field of LIMITS) {
         const value = data[field]
-        if (value === undefined || value === was || !loosens(was, value)) continue
+        if (value === undefined || value === current[COLUMNS[field]]) continue
         asked[field] = value
-        merchant.merge({ [property]: was })
+        merchant.merge({ [COLUMNS[field]]: current[COLUMNS[field]] })
       }
-      // A narrowed limit whose counterpart waits must wait with it (min ≤ max holds throughout).
-      if (limitErrors(merchant, data).length > 0) {
-        for (const field of LIMITS) {
-          const value = data[field]
-          if (value === undefined || value === current[COLUMNS[field]]) continue
-          asked[field] = value
-          merchant.merge({ [COLUMNS[field]]: current[COLUMNS[field]] })
-        }
-      }
+    }
 
-      let request: ApprovalRequest | null = null
-      if (Object.keys(asked).length > 0) {
-        const stored: MerchantSettingsData = {
-          merchant_id: merchant.merchantId,
-          ...(asked as Partial<MerchantSettingsData>),
-          ...(data.comment ? { comment: data.comment } : {}),
-        }
-        const prepared = { merchant, current: before, target: merchantTarget(merchant) }
-        const outcome = await askOrApplyFromShell(trx, {
-          action: MERCHANT_SETTINGS_ACTION,
-          target: prepared.target,
-          input: stored,
-          prepared,
-          actor,
-          reason: { comment: data.comment },
-          field: Object.keys(asked)[0],
-          summary: describeSettings(stored, before),
-          run: async () => {
-            for (const [field, value] of Object.entries(asked)) {
-              merchant.merge({ [COLUMNS[field as FourEyesField]]: value })
-            }
-          },
-        })
-        request = outcome.request
+    let request: ApprovalRequest | null = null
+    if (Object.keys(asked).length > 0) {
+      const stored: MerchantSettingsData = {
+        merchant_id: merchant.merchantId,
+        ...(asked as Partial<MerchantSettingsData>),
+        ...(data.comment ? { comment: data.comment } : {}),
       }
+      const prepared = { merchant, current: before, target: merchantTarget(merchant) }
+      const outcome = await askOrApplyFromShell(trx, {
+        action: MERCHANT_SETTINGS_ACTION,
+        target: prepared.target,
+        input: stored,
+        prepared,
+        actor,
+        reason: { comment: data.comment },
+        field: Object.keys(asked)[0],
+        summary: describeSettings(stored, before),
+        run: async () => {
+          for (const [field, value] of Object.entries(asked)) {
+            merchant.merge({ [COLUMNS[field as FourEyesField]]: value })
+          }
+        },
+      })
+      request = outcome.request
+    }
 
-      const diff = changedValues(before, merchantSnapshot(merchant))
-      if (diff.changed.length > 0) {
-        await merchant.useTransaction(trx).save()
-        await recordAudit(trx, actor, {
-          action: 'merchant.configure',
-          target: { type: 'merchant', id: merchant.merchantId },
-          before: diff.before,
-          after: diff.after,
-          reason: { comment: data.comment },
-        })
-      }
-      return { merchant, changed: diff.changed, request }
-    })
-  )
+    const diff = changedValues(before, merchantSnapshot(merchant))
+    if (diff.changed.length > 0) {
+      await merchant.useTransaction(trx).save()
+      await recordAudit(trx, actor, {
+        action: 'merchant.configure',
+        target: { type: 'merchant', id: merchant.merchantId },
+        before: diff.before,
+        after: diff.after,
+        reason: { comment: data.comment },
+      })
+    }
+    return { merchant, changed: diff.changed, request }
+  })
   return { ...result, warnings: await merchantWarnings(result.merchant) }
 }
 

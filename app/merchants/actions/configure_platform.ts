@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
@@ -18,11 +17,11 @@ import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platf
 import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { actsFromShell } from '#approvals/maker_checker'
 import { recordBreakGlass } from '#notifications/notifications'
 import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const configurePlatformValidator = vine.compile(
   vine.object({
@@ -64,149 +63,147 @@ export const configurePlatformValidator = vine.compile(
  */
 export async function configurePlatform(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(configurePlatformValidator, input)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const platform = await Platform.query({ client: trx })
-        .where('code', data.code)
-        .forUpdate()
-        .first()
-      if (!platform) throw ActionError.notFound('code', `no platform "${data.code}"`)
+  return inTransaction(async (trx) => {
+    const platform = await Platform.query({ client: trx })
+      .where('code', data.code)
+      .forUpdate()
+      .first()
+    if (!platform) throw ActionError.notFound('code', `no platform "${data.code}"`)
 
-      const fromBackOffice = actor.operatorId !== undefined && actor.operatorId !== null
-      const asked: Array<{ action: string; input: Record<string, unknown> }> = []
-      const before = platformSnapshot(platform)
-      const switchesOn = data.deposit_enabled === true && !platform.depositEnabled
-      const threshold = data.four_eyes_threshold
-      const weakens =
-        threshold !== undefined &&
-        platform.fourEyesThreshold !== null &&
-        (threshold === null || threshold > platform.fourEyesThreshold)
+    const fromBackOffice = actor.operatorId !== undefined && actor.operatorId !== null
+    const asked: Array<{ action: string; input: Record<string, unknown> }> = []
+    const before = platformSnapshot(platform)
+    const switchesOn = data.deposit_enabled === true && !platform.depositEnabled
+    const threshold = data.four_eyes_threshold
+    const weakens =
+      threshold !== undefined &&
+      platform.fourEyesThreshold !== null &&
+      (threshold === null || threshold > platform.fourEyesThreshold)
 
-      if (data.name !== undefined) platform.name = data.name
-      const domain = data.payment_page_domain
-      // A new payment page host decides where payers are sent: a second admin.
-      const redirectsPayers =
-        domain !== undefined && domain !== null && domain !== platform.paymentPageDomain
-      if (domain !== undefined) {
-        if (redirectsPayers && fromBackOffice) {
-          asked.push({
-            action: PAYMENT_PAGE_DOMAIN_ACTION,
-            input: { code: platform.code, payment_page_domain: domain, comment: data.comment },
-          })
-        } else {
-          platform.paymentPageDomain = domain
-        }
-      }
-      if (data.deposit_enabled !== undefined) {
-        if (switchesOn && fromBackOffice) {
-          asked.push({
-            action: 'platform.enable_deposits',
-            input: { code: platform.code, comment: data.comment },
-          })
-        } else {
-          platform.depositEnabled = data.deposit_enabled
-        }
-      }
-      if (data.deposit_hours !== undefined) {
-        ;[platform.depositOpenFrom, platform.depositOpenTo] = data.deposit_hours
-      }
-      if (data.settlement_hours !== undefined) {
-        ;[platform.settlementOpenFrom, platform.settlementOpenTo] = data.settlement_hours
-      }
-      if (threshold !== undefined) {
-        if (weakens && fromBackOffice) {
-          asked.push({
-            action: 'platform.four_eyes_threshold',
-            input: { code: platform.code, four_eyes_threshold: threshold, comment: data.comment },
-          })
-        } else {
-          platform.fourEyesThreshold = threshold
-        }
-      }
-
-      const diff = changedValues(before, platformSnapshot(platform))
-      const superseded: ApprovalRequest[] = []
-      if (diff.changed.length > 0) {
-        await platform.useTransaction(trx).save()
-        const where = fromBackOffice ? 'in the back-office' : 'from the command line'
-        const supersede = async (kind: string, what: string) => {
-          const closed = await supersedePendingRequest(
-            trx,
-            kind,
-            platformTarget(platform),
-            actor,
-            `${what} ${where} by ${actor.name}`
-          )
-          if (closed) superseded.push(closed)
-        }
-        if (diff.changed.includes('deposit_enabled') && platform.depositEnabled) {
-          await supersede('enable_deposits', 'deposits switched on')
-          if (actsFromShell(actor)) {
-            await recordBreakGlass(trx, actor, {
-              action: 'platform.enable_deposits',
-              summary: `switched deposits of platform ${platform.code} back on`,
-              target: { type: 'platform', id: platform.code },
-            })
-          }
-        }
-        if (diff.changed.includes('payment_page_domain')) {
-          await supersede(
-            PAYMENT_PAGE_DOMAIN_KIND,
-            `payment page domain set to ${platform.paymentPageDomain ?? 'none'}`
-          )
-          if (redirectsPayers && actsFromShell(actor)) {
-            await recordBreakGlass(trx, actor, {
-              action: PAYMENT_PAGE_DOMAIN_ACTION,
-              summary: `set the payment page domain of platform ${platform.code} from ${before.payment_page_domain ?? 'none'} to ${platform.paymentPageDomain}`,
-              target: { type: 'platform', id: platform.code },
-            })
-          }
-        }
-        if (diff.changed.includes('four_eyes_threshold')) {
-          await supersede(
-            'four_eyes_threshold',
-            `four-eyes threshold set to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
-          )
-          if (weakens && actsFromShell(actor)) {
-            await recordBreakGlass(trx, actor, {
-              action: 'platform.four_eyes_threshold',
-              summary: `loosened the four-eyes threshold of platform ${platform.code} from ${before.four_eyes_threshold ?? 'none'} to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`,
-              target: { type: 'platform', id: platform.code },
-            })
-          }
-        }
-        const directly = !fromBackOffice && (switchesOn || weakens || redirectsPayers)
-        const details: Record<string, unknown> = {}
-        if (directly) details.four_eyes = 'not required from the command line'
-        if (superseded.length > 0) {
-          details.superseded_requests = superseded.map((request) => request.id)
-        }
-        await recordAudit(trx, actor, {
-          action: 'platform.configure',
-          target: { type: 'platform', id: platform.code },
-          before: diff.before,
-          after: diff.after,
-          reason: { comment: data.comment },
-          details: Object.keys(details).length > 0 ? details : null,
+    if (data.name !== undefined) platform.name = data.name
+    const domain = data.payment_page_domain
+    // A new payment page host decides where payers are sent: a second admin.
+    const redirectsPayers =
+      domain !== undefined && domain !== null && domain !== platform.paymentPageDomain
+    if (domain !== undefined) {
+      if (redirectsPayers && fromBackOffice) {
+        asked.push({
+          action: PAYMENT_PAGE_DOMAIN_ACTION,
+          input: { code: platform.code, payment_page_domain: domain, comment: data.comment },
         })
+      } else {
+        platform.paymentPageDomain = domain
       }
+    }
+    if (data.deposit_enabled !== undefined) {
+      if (switchesOn && fromBackOffice) {
+        asked.push({
+          action: 'platform.enable_deposits',
+          input: { code: platform.code, comment: data.comment },
+        })
+      } else {
+        platform.depositEnabled = data.deposit_enabled
+      }
+    }
+    if (data.deposit_hours !== undefined) {
+      ;[platform.depositOpenFrom, platform.depositOpenTo] = data.deposit_hours
+    }
+    if (data.settlement_hours !== undefined) {
+      ;[platform.settlementOpenFrom, platform.settlementOpenTo] = data.settlement_hours
+    }
+    if (threshold !== undefined) {
+      if (weakens && fromBackOffice) {
+        asked.push({
+          action: 'platform.four_eyes_threshold',
+          input: { code: platform.code, four_eyes_threshold: threshold, comment: data.comment },
+        })
+      } else {
+        platform.fourEyesThreshold = threshold
+      }
+    }
 
-      const requests: ApprovalRequest[] = []
-      for (const ask of asked) {
-        requests.push(
-          await openApprovalRequest(trx, {
-            action: ask.action,
-            target: platformTarget(platform),
-            input: ask.input,
-            prepared: { platform, target: platformTarget(platform) },
-            actor,
-            reason: { comment: data.comment },
-          })
+    const diff = changedValues(before, platformSnapshot(platform))
+    const superseded: ApprovalRequest[] = []
+    if (diff.changed.length > 0) {
+      await platform.useTransaction(trx).save()
+      const where = fromBackOffice ? 'in the back-office' : 'from the command line'
+      const supersede = async (kind: string, what: string) => {
+        const closed = await supersedePendingRequest(
+          trx,
+          kind,
+          platformTarget(platform),
+          actor,
+          `${what} ${where} by ${actor.name}`
         )
+        if (closed) superseded.push(closed)
       }
-      return { platform, changed: diff.changed, requests, superseded }
-    })
-  )
+      if (diff.changed.includes('deposit_enabled') && platform.depositEnabled) {
+        await supersede('enable_deposits', 'deposits switched on')
+        if (actsFromShell(actor)) {
+          await recordBreakGlass(trx, actor, {
+            action: 'platform.enable_deposits',
+            summary: `switched deposits of platform ${platform.code} back on`,
+            target: { type: 'platform', id: platform.code },
+          })
+        }
+      }
+      if (diff.changed.includes('payment_page_domain')) {
+        await supersede(
+          PAYMENT_PAGE_DOMAIN_KIND,
+          `payment page domain set to ${platform.paymentPageDomain ?? 'none'}`
+        )
+        if (redirectsPayers && actsFromShell(actor)) {
+          await recordBreakGlass(trx, actor, {
+            action: PAYMENT_PAGE_DOMAIN_ACTION,
+            summary: `set the payment page domain of platform ${platform.code} from ${before.payment_page_domain ?? 'none'} to ${platform.paymentPageDomain}`,
+            target: { type: 'platform', id: platform.code },
+          })
+        }
+      }
+      if (diff.changed.includes('four_eyes_threshold')) {
+        await supersede(
+          'four_eyes_threshold',
+          `four-eyes threshold set to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`
+        )
+        if (weakens && actsFromShell(actor)) {
+          await recordBreakGlass(trx, actor, {
+            action: 'platform.four_eyes_threshold',
+            summary: `loosened the four-eyes threshold of platform ${platform.code} from ${before.four_eyes_threshold ?? 'none'} to ${platformSnapshot(platform).four_eyes_threshold ?? 'none'}`,
+            target: { type: 'platform', id: platform.code },
+          })
+        }
+      }
+      const directly = !fromBackOffice && (switchesOn || weakens || redirectsPayers)
+      const details: Record<string, unknown> = {}
+      if (directly) details.four_eyes = 'not required from the command line'
+      if (superseded.length > 0) {
+        details.superseded_requests = superseded.map((request) => request.id)
+      }
+      await recordAudit(trx, actor, {
+        action: 'platform.configure',
+        target: { type: 'platform', id: platform.code },
+        before: diff.before,
+        after: diff.after,
+        reason: { comment: data.comment },
+        details: Object.keys(details).length > 0 ? details : null,
+      })
+    }
+
+    const requests: ApprovalRequest[] = []
+    for (const ask of asked) {
+      requests.push(
+        await openApprovalRequest(trx, {
+          action: ask.action,
+          target: platformTarget(platform),
+          input: ask.input,
+          prepared: { platform, target: platformTarget(platform) },
+          actor,
+          reason: { comment: data.comment },
+        })
+      )
+    }
+    return { platform, changed: diff.changed, requests, superseded }
+  })
 }
 
 function platformTarget(platform: Platform): ApprovalTarget {

@@ -1,11 +1,11 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import Platform from '#merchants/models/platform'
 import { PLATFORM_CODE, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import { isDuplicateKey } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const createPlatformValidator = vine.compile(
   vine.object({
@@ -23,25 +23,23 @@ const MESSAGES = {
 export async function createPlatform(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(createPlatformValidator, input, MESSAGES)
   try {
-    return await withDeadlockRetry(() =>
-      db.transaction(async (trx) => {
-        const platform = await Platform.create(
-          {
-            code: data.code,
-            name: data.name ?? data.code,
-            paymentPageDomain: data.payment_page_domain ?? null,
-            depositEnabled: true,
-          },
-          { client: trx }
-        )
-        await recordAudit(trx, actor, {
-          action: 'platform.create',
-          target: { type: 'platform', id: platform.code },
-          after: platformSnapshot(platform),
-        })
-        return platform
+    return await inTransaction(async (trx) => {
+      const platform = await Platform.create(
+        {
+          code: data.code,
+          name: data.name ?? data.code,
+          paymentPageDomain: data.payment_page_domain ?? null,
+          depositEnabled: true,
+        },
+        { client: trx }
+      )
+      await recordAudit(trx, actor, {
+        action: 'platform.create',
+        target: { type: 'platform', id: platform.code },
+        after: platformSnapshot(platform),
       })
-    )
+      return platform
+    })
   } catch (error) {
     if (isDuplicateKey(error))
       throw ActionError.field('code', `platform "${data.code}" already exists`)

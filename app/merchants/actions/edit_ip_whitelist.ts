@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { FieldContext, Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import MerchantIpWhitelistEntry from '#merchants/models/merchant_ip_whitelist_entry'
 import type ApprovalRequest from '#approvals/models/approval_request'
@@ -13,7 +12,7 @@ import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const IP_WHITELIST_ACTION = 'merchant.ip_whitelist'
 export const IP_WHITELIST_KIND = 'ip_whitelist'
@@ -129,46 +128,44 @@ function describe(data: IpWhitelistData) {
  */
 export async function editIpWhitelist(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(editIpWhitelistValidator, input)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareIpWhitelist(trx, data)
-      const { merchant, before, after, added, removed, alreadyListed, notListed } = prepared
-      const result = {
-        merchant,
-        added,
-        removed,
-        alreadyListed,
-        notListed,
-        whitelist: before,
-        request: null as ApprovalRequest | null,
-      }
-      if (added.length + removed.length === 0) return result
-      const stored: IpWhitelistData = {
-        merchant_id: merchant.merchantId,
-        ...(added.length > 0 ? { add: added } : {}),
-        ...(removed.length > 0 ? { remove: removed } : {}),
-        ...(data.comment ? { comment: data.comment } : {}),
-      }
-      const run = () => runIpWhitelist(trx, prepared, stored, { actor, request: null })
-      if (onlyNarrows(before, after, added)) {
-        await run()
-        return { ...result, whitelist: after }
-      }
-      const outcome = await askOrApplyFromShell(trx, {
-        action: IP_WHITELIST_ACTION,
-        target: prepared.target,
-        input: stored,
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: added.length > 0 ? 'add' : null,
-        summary: `${describe(stored)}: it accepts calls from ${listed(after)}`,
-        run,
-      })
-      if (outcome.request) return { ...result, request: outcome.request }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareIpWhitelist(trx, data)
+    const { merchant, before, after, added, removed, alreadyListed, notListed } = prepared
+    const result = {
+      merchant,
+      added,
+      removed,
+      alreadyListed,
+      notListed,
+      whitelist: before,
+      request: null as ApprovalRequest | null,
+    }
+    if (added.length + removed.length === 0) return result
+    const stored: IpWhitelistData = {
+      merchant_id: merchant.merchantId,
+      ...(added.length > 0 ? { add: added } : {}),
+      ...(removed.length > 0 ? { remove: removed } : {}),
+      ...(data.comment ? { comment: data.comment } : {}),
+    }
+    const run = () => runIpWhitelist(trx, prepared, stored, { actor, request: null })
+    if (onlyNarrows(before, after, added)) {
+      await run()
       return { ...result, whitelist: after }
+    }
+    const outcome = await askOrApplyFromShell(trx, {
+      action: IP_WHITELIST_ACTION,
+      target: prepared.target,
+      input: stored,
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: added.length > 0 ? 'add' : null,
+      summary: `${describe(stored)}: it accepts calls from ${listed(after)}`,
+      run,
     })
-  )
+    if (outcome.request) return { ...result, request: outcome.request }
+    return { ...result, whitelist: after }
+  })
 }
 
 registerApprovableAction<IpWhitelistData, IpWhitelistPrepared>({

@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { FieldContext, Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
@@ -15,7 +14,7 @@ import { lockMerchant, merchantTarget } from '#merchants/merchant_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const SETTLEMENT_ACCOUNTS_ACTION = 'merchant.settlement_accounts'
 export const SETTLEMENT_ACCOUNTS_KIND = 'settlement_accounts'
@@ -138,39 +137,37 @@ function describe(data: SettlementAccountsData) {
  */
 export async function editSettlementAccounts(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(editSettlementAccountsValidator, input)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareSettlementAccounts(trx, data)
-      const { merchant, before, after, added, removed } = prepared
-      const result = {
-        merchant,
-        added,
-        removed,
-        settlementAccounts: before,
-        request: null as ApprovalRequest | null,
-      }
-      if (added.length + removed.length === 0) return result
-      const stored: SettlementAccountsData = {
-        merchant_id: merchant.merchantId,
-        ...(added.length > 0 ? { add: added } : {}),
-        ...(removed.length > 0 ? { remove: removed } : {}),
-        ...(data.comment ? { comment: data.comment } : {}),
-      }
-      const outcome = await askOrApplyFromShell(trx, {
-        action: SETTLEMENT_ACCOUNTS_ACTION,
-        target: prepared.target,
-        input: stored,
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: added.length > 0 ? 'add' : null,
-        summary: `${describe(stored)}: it settles only to ${listed(after, 'no account (every settlement refused)')}`,
-        run: () => runSettlementAccounts(trx, prepared, stored, { actor, request: null }),
-      })
-      if (outcome.request) return { ...result, request: outcome.request }
-      return { ...result, settlementAccounts: after }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareSettlementAccounts(trx, data)
+    const { merchant, before, after, added, removed } = prepared
+    const result = {
+      merchant,
+      added,
+      removed,
+      settlementAccounts: before,
+      request: null as ApprovalRequest | null,
+    }
+    if (added.length + removed.length === 0) return result
+    const stored: SettlementAccountsData = {
+      merchant_id: merchant.merchantId,
+      ...(added.length > 0 ? { add: added } : {}),
+      ...(removed.length > 0 ? { remove: removed } : {}),
+      ...(data.comment ? { comment: data.comment } : {}),
+    }
+    const outcome = await askOrApplyFromShell(trx, {
+      action: SETTLEMENT_ACCOUNTS_ACTION,
+      target: prepared.target,
+      input: stored,
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: added.length > 0 ? 'add' : null,
+      summary: `${describe(stored)}: it settles only to ${listed(after, 'no account (every settlement refused)')}`,
+      run: () => runSettlementAccounts(trx, prepared, stored, { actor, request: null }),
     })
-  )
+    if (outcome.request) return { ...result, request: outcome.request }
+    return { ...result, settlementAccounts: after }
+  })
 }
 
 registerApprovableAction<SettlementAccountsData, SettlementAccountsPrepared>({

@@ -1,4 +1,3 @@
-import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import Merchant from '#merchants/models/merchant'
 import ScheduledCredentialRotation from '#merchants/models/scheduled_credential_rotation'
@@ -8,7 +7,7 @@ import { auditRotation } from '#merchants/actions/rotate_credentials'
 import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { changedValues, recordAudit } from '#core/audit'
 import { SYSTEM } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /**
  * Carries out a scheduled rotation that is due: the same replacement as
@@ -22,66 +21,64 @@ import { withDeadlockRetry } from '#core/db_retry'
  * Returns whether this call rotated.
  */
 export async function performScheduledRotation(rotationId: number, now = DateTime.utc()) {
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const rotation = await ScheduledCredentialRotation.query({ client: trx })
-        .where('id', rotationId)
-        .forUpdate()
-        .first()
-      if (!rotation || rotation.status !== 'scheduled' || rotation.runAt > now) return false
-      const merchant = await Merchant.findOrFail(rotation.merchantId, { client: trx })
-      const before = rotationSnapshot(rotation)
+  return inTransaction(async (trx) => {
+    const rotation = await ScheduledCredentialRotation.query({ client: trx })
+      .where('id', rotationId)
+      .forUpdate()
+      .first()
+    if (!rotation || rotation.status !== 'scheduled' || rotation.runAt > now) return false
+    const merchant = await Merchant.findOrFail(rotation.merchantId, { client: trx })
+    const before = rotationSnapshot(rotation)
 
-      let replacement
-      try {
-        // A savepoint: a refused replacement leaves nothing behind but the failure.
-        replacement = await trx.transaction((savepoint) =>
-          replaceCredentials(savepoint, merchant, {
-            token: rotation.rotateToken,
-            secret: rotation.rotateSecret,
-            graceSeconds: rotation.graceSeconds,
-          })
-        )
-      } catch (error) {
-        if (!(error instanceof CredentialError)) throw error
-        rotation.merge({ status: 'failed', doneAt: now, failure: error.message.slice(0, 255) })
-        await rotation.useTransaction(trx).save()
-        const diff = changedValues(before, rotationSnapshot(rotation))
-        await recordAudit(trx, SYSTEM, {
-          action: 'merchant.credentials.rotation_failed',
-          target: { type: 'merchant', id: merchant.merchantId },
-          before: diff.before,
-          after: diff.after,
-          details: { rotation_id: rotation.id },
+    let replacement
+    try {
+      // A savepoint: a refused replacement leaves nothing behind but the failure.
+      replacement = await trx.transaction((savepoint) =>
+        replaceCredentials(savepoint, merchant, {
+          token: rotation.rotateToken,
+          secret: rotation.rotateSecret,
+          graceSeconds: rotation.graceSeconds,
         })
-        return false
-      }
-
-      // On the outer transaction: the savepoint's commit is not the real one.
-      await merchantAuthChanged(trx, merchant.merchantId)
-      rotation.merge({
-        status: 'done',
-        doneAt: now,
-        credentialId: replacement.credential.id,
-        previousValidUntil: replacement.previousValidUntil,
-      })
-      await rotation.useTransaction(trx).save()
-      const handoverId = await storeHandover(trx, merchant, replacement, {
-        operatorId: rotation.requestedByOperatorId,
-        requestedBy: rotation.requestedBy,
-        rotationId: rotation.id,
-      })
-      await auditRotation(
-        trx,
-        SYSTEM,
-        merchant,
-        replacement,
-        { comment: rotation.comment },
-        { rotation_id: rotation.id, requested_by: rotation.requestedBy, handover_id: handoverId }
       )
-      return true
+    } catch (error) {
+      if (!(error instanceof CredentialError)) throw error
+      rotation.merge({ status: 'failed', doneAt: now, failure: error.message.slice(0, 255) })
+      await rotation.useTransaction(trx).save()
+      const diff = changedValues(before, rotationSnapshot(rotation))
+      await recordAudit(trx, SYSTEM, {
+        action: 'merchant.credentials.rotation_failed',
+        target: { type: 'merchant', id: merchant.merchantId },
+        before: diff.before,
+        after: diff.after,
+        details: { rotation_id: rotation.id },
+      })
+      return false
+    }
+
+    // On the outer transaction: the savepoint's commit is not the real one.
+    await merchantAuthChanged(trx, merchant.merchantId)
+    rotation.merge({
+      status: 'done',
+      doneAt: now,
+      credentialId: replacement.credential.id,
+      previousValidUntil: replacement.previousValidUntil,
     })
-  )
+    await rotation.useTransaction(trx).save()
+    const handoverId = await storeHandover(trx, merchant, replacement, {
+      operatorId: rotation.requestedByOperatorId,
+      requestedBy: rotation.requestedBy,
+      rotationId: rotation.id,
+    })
+    await auditRotation(
+      trx,
+      SYSTEM,
+      merchant,
+      replacement,
+      { comment: rotation.comment },
+      { rotation_id: rotation.id, requested_by: rotation.requestedBy, handover_id: handoverId }
+    )
+    return true
+  })
 }
 
 /**

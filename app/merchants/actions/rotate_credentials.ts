@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import gateway from '#config/gateway'
 import type Merchant from '#merchants/models/merchant'
@@ -28,8 +27,8 @@ import { merchantAuthChanged } from '#merchants/merchant_auth_changes'
 import { recordAudit, type Reason } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { DateTime } from 'luxon'
+import { inTransaction } from '#core/transaction'
 
 /** Which credentials to rotate and for how long the previous ones keep working. */
 export const rotationFields = {
@@ -123,35 +122,33 @@ export async function rotateCredentials(
 ): Promise<RotateResult> {
   const data = await validateInput(rotateCredentialsValidator, input, MERCHANT_MESSAGES)
   const rotation = rotationOf(data)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareRotation(trx, data)
-      const { merchant } = prepared
-      const outcome = await askOrApplyFromShell(trx, {
-        action: ROTATE_ACTION,
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: 'token',
-        summary: `rotated the ${rotatedWhat(rotation)} of merchant ${merchant.merchantId} (grace ${graceInWords(rotation.graceSeconds)})`,
-        run: () => carryOutRotation(trx, prepared, data, { actor, request: null }),
-      })
-      if (outcome.request) {
-        return { outcome: 'approval_requested' as const, merchant, request: outcome.request }
-      }
-      const { replacement } = outcome.result
-      return {
-        outcome: 'rotated' as const,
-        merchant,
-        request: null,
-        ...replacement.issued,
-        grace_seconds: replacement.graceSeconds,
-        previous_valid_until: replacement.previousValidUntil,
-      }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareRotation(trx, data)
+    const { merchant } = prepared
+    const outcome = await askOrApplyFromShell(trx, {
+      action: ROTATE_ACTION,
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: 'token',
+      summary: `rotated the ${rotatedWhat(rotation)} of merchant ${merchant.merchantId} (grace ${graceInWords(rotation.graceSeconds)})`,
+      run: () => carryOutRotation(trx, prepared, data, { actor, request: null }),
     })
-  )
+    if (outcome.request) {
+      return { outcome: 'approval_requested' as const, merchant, request: outcome.request }
+    }
+    const { replacement } = outcome.result
+    return {
+      outcome: 'rotated' as const,
+      merchant,
+      request: null,
+      ...replacement.issued,
+      grace_seconds: replacement.graceSeconds,
+      previous_valid_until: replacement.previousValidUntil,
+    }
+  })
 }
 
 /** The rotation itself (directly or on approval): the new credential, the caches told, the audit row. */

@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import logger from '@adonisjs/core/services/logger'
 import type Merchant from '#merchants/models/merchant'
@@ -26,7 +25,7 @@ import { dispatch } from '#core/queue/queue_manager'
 import { validateInput } from '#core/validation'
 import { formatGatewayDateTime } from '#core/clock'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 const schema = vine.object({
   merchant_id: vine.string().trim(),
@@ -62,32 +61,30 @@ export async function scheduleCredentialRotation(
 ): Promise<ScheduleResult> {
   const data = await validateInput(scheduleCredentialRotationValidator, input, MERCHANT_MESSAGES)
   const rotation = rotationOf(data)
-  const scheduled = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareRotation(trx, data)
-      const { merchant } = prepared
-      const outcome = await askOrApplyFromShell(trx, {
-        action: SCHEDULE_ACTION,
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: 'run_at',
-        summary: `scheduled a rotation of the ${rotatedWhat(rotation)} of merchant ${merchant.merchantId} for ${formatGatewayDateTime(data.run_at)} GMT+7 (grace ${graceInWords(rotation.graceSeconds)})`,
-        run: () => createRotation(trx, prepared, data, { actor, request: null }),
-      })
-      if (outcome.request) {
-        return { outcome: 'approval_requested' as const, merchant, request: outcome.request }
-      }
-      return {
-        outcome: 'scheduled' as const,
-        merchant,
-        request: null,
-        rotation: outcome.result,
-      }
+  const scheduled = await inTransaction(async (trx) => {
+    const prepared = await prepareRotation(trx, data)
+    const { merchant } = prepared
+    const outcome = await askOrApplyFromShell(trx, {
+      action: SCHEDULE_ACTION,
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: 'run_at',
+      summary: `scheduled a rotation of the ${rotatedWhat(rotation)} of merchant ${merchant.merchantId} for ${formatGatewayDateTime(data.run_at)} GMT+7 (grace ${graceInWords(rotation.graceSeconds)})`,
+      run: () => createRotation(trx, prepared, data, { actor, request: null }),
     })
-  )
+    if (outcome.request) {
+      return { outcome: 'approval_requested' as const, merchant, request: outcome.request }
+    }
+    return {
+      outcome: 'scheduled' as const,
+      merchant,
+      request: null,
+      rotation: outcome.result,
+    }
+  })
   if (scheduled.outcome === 'scheduled') await enqueueRotation(scheduled.rotation)
   return scheduled
 }

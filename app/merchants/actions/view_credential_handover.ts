@@ -9,7 +9,7 @@ import { ActionError, validateInput } from '#core/validation'
 import { atWhen, byWhom } from '#core/already_done'
 import { formatGatewayDateTime } from '#core/clock'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const viewCredentialHandoverValidator = vine.compile(
   vine.object({
@@ -51,80 +51,75 @@ export async function viewCredentialHandover(input: Record<string, unknown>, act
   if (data.handover_id === undefined && data.rotation_id === undefined) {
     throw ActionError.field('handover_id', 'name the handover (or the scheduled rotation) to view')
   }
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
-      const query = trx.from('credential_handovers').where('merchant_id', merchant.id)
-      if (data.handover_id !== undefined) query.where('id', data.handover_id)
-      else query.where('rotation_id', data.rotation_id!)
-      const row = (await query.forUpdate().first()) as HandoverRow | null
-      const field = data.handover_id !== undefined ? 'handover_id' : 'rotation_id'
-      if (!row) {
-        throw ActionError.notFound(
-          field,
-          data.handover_id !== undefined
-            ? `no new credentials #${data.handover_id} of merchant ${merchant.merchantId}`
-            : `rotation ${data.rotation_id} of merchant ${merchant.merchantId} has no new values (not run yet, or none)`
-        )
-      }
-      const owner = row.operator_id === null ? 'the server shell' : row.requested_by
-      const mine = actsInBackOffice(actor)
-        ? row.operator_id !== null && row.operator_id === actor.operatorId
-        : row.operator_id === null
-      if (!mine) {
-        throw ActionError.field(
-          field,
-          `the new credentials of ${merchant.merchantId} are shown only to whoever asked for the rotation (${owner.replace(/^operator:/, '')}), once`
-        )
-      }
-      if (
-        row.viewed_at !== null ||
-        (row.token_encrypted === null && row.secret_encrypted === null)
-      ) {
-        throw ActionError.field(
-          field,
-          `the new credentials of ${merchant.merchantId} were already shown, to ${byWhom(row.viewed_by, actor)} at ${atWhen(row.viewed_at)}; they are never shown again: rotate again if they are lost`
-        )
-      }
-      const values = {
-        ...(row.token_encrypted ? { token: decrypt(row.token_encrypted, row.id) } : {}),
-        ...(row.secret_encrypted ? { secret: decrypt(row.secret_encrypted, row.id) } : {}),
-      }
-      const cleared = await trx
-        .from('credential_handovers')
-        .where('id', row.id)
-        .whereNull('viewed_at')
-        .update({
-          token_encrypted: null,
-          secret_encrypted: null,
-          viewed_at: new Date(),
-          viewed_by: actor.name.slice(0, 120),
-        })
-      if (Number(cleared) !== 1) {
-        throw ActionError.field(
-          field,
-          `the new credentials of ${merchant.merchantId} were already shown`
-        )
-      }
-      await recordAudit(trx, actor, {
-        action: 'merchant.credentials.handover',
-        target: { type: 'merchant', id: merchant.merchantId },
-        details: {
-          handover_id: row.id,
-          credential_id: row.credential_id,
-          approval_request_id: row.approval_request_id,
-          rotation_id: row.rotation_id,
-          shown: Object.keys(values),
-        },
+  return inTransaction(async (trx) => {
+    const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
+    const query = trx.from('credential_handovers').where('merchant_id', merchant.id)
+    if (data.handover_id !== undefined) query.where('id', data.handover_id)
+    else query.where('rotation_id', data.rotation_id!)
+    const row = (await query.forUpdate().first()) as HandoverRow | null
+    const field = data.handover_id !== undefined ? 'handover_id' : 'rotation_id'
+    if (!row) {
+      throw ActionError.notFound(
+        field,
+        data.handover_id !== undefined
+          ? `no new credentials #${data.handover_id} of merchant ${merchant.merchantId}`
+          : `rotation ${data.rotation_id} of merchant ${merchant.merchantId} has no new values (not run yet, or none)`
+      )
+    }
+    const owner = row.operator_id === null ? 'the server shell' : row.requested_by
+    const mine = actsInBackOffice(actor)
+      ? row.operator_id !== null && row.operator_id === actor.operatorId
+      : row.operator_id === null
+    if (!mine) {
+      throw ActionError.field(
+        field,
+        `the new credentials of ${merchant.merchantId} are shown only to whoever asked for the rotation (${owner.replace(/^operator:/, '')}), once`
+      )
+    }
+    if (row.viewed_at !== null || (row.token_encrypted === null && row.secret_encrypted === null)) {
+      throw ActionError.field(
+        field,
+        `the new credentials of ${merchant.merchantId} were already shown, to ${byWhom(row.viewed_by, actor)} at ${atWhen(row.viewed_at)}; they are never shown again: rotate again if they are lost`
+      )
+    }
+    const values = {
+      ...(row.token_encrypted ? { token: decrypt(row.token_encrypted, row.id) } : {}),
+      ...(row.secret_encrypted ? { secret: decrypt(row.secret_encrypted, row.id) } : {}),
+    }
+    const cleared = await trx
+      .from('credential_handovers')
+      .where('id', row.id)
+      .whereNull('viewed_at')
+      .update({
+        token_encrypted: null,
+        secret_encrypted: null,
+        viewed_at: new Date(),
+        viewed_by: actor.name.slice(0, 120),
       })
-      return {
-        merchant,
-        handoverId: row.id,
-        previousValidUntil: row.previous_valid_until,
-        ...values,
-      }
+    if (Number(cleared) !== 1) {
+      throw ActionError.field(
+        field,
+        `the new credentials of ${merchant.merchantId} were already shown`
+      )
+    }
+    await recordAudit(trx, actor, {
+      action: 'merchant.credentials.handover',
+      target: { type: 'merchant', id: merchant.merchantId },
+      details: {
+        handover_id: row.id,
+        credential_id: row.credential_id,
+        approval_request_id: row.approval_request_id,
+        rotation_id: row.rotation_id,
+        shown: Object.keys(values),
+      },
     })
-  )
+    return {
+      merchant,
+      handoverId: row.id,
+      previousValidUntil: row.previous_valid_until,
+      ...values,
+    }
+  })
 }
 
 /** A merchant's handovers not viewed yet, for its page (never the values). */

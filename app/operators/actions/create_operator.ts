@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import Operator from '#operators/models/operator'
 import { OPERATOR_ROLES } from '#operators/roles'
@@ -10,10 +9,11 @@ import { registerApprovableAction, type RunContext } from '#approvals/approvable
 import { actsInBackOffice, askOrApplyFromShell } from '#approvals/maker_checker'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import { isDuplicateKey } from '#core/db_retry'
 import { issueEnrolmentLink, mailEnrolmentLinkAfterCommit } from '#operators/enrolment_link'
 import { operatorTarget } from '#operators/operator_target'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const CREATE_OPERATOR_ACTION = 'operator.create'
 
@@ -101,29 +101,27 @@ async function carryOutCreate(
 export async function createOperator(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(createOperatorValidator, input, MESSAGES)
   try {
-    return await withDeadlockRetry(() =>
-      db.transaction(async (trx) => {
-        const prepared = await prepareCreate(trx, data)
-        if (data.role === 'viewer') {
-          return { ...(await carryOutCreate(trx, data, actor, null)), request: null }
-        }
-        const outcome = await askOrApplyFromShell(trx, {
-          action: CREATE_OPERATOR_ACTION,
-          target: prepared.target,
-          input: data,
-          prepared,
-          actor,
-          reason: { comment: data.comment },
-          field: 'email',
-          summary: `created operator ${data.email} (${data.role})`,
-          run: () => carryOutCreate(trx, data, actor, null),
-        })
-        if (outcome.request) {
-          return { operator: null, link: null, mailedTo: null, request: outcome.request }
-        }
-        return { ...outcome.result, request: null }
+    return await inTransaction(async (trx) => {
+      const prepared = await prepareCreate(trx, data)
+      if (data.role === 'viewer') {
+        return { ...(await carryOutCreate(trx, data, actor, null)), request: null }
+      }
+      const outcome = await askOrApplyFromShell(trx, {
+        action: CREATE_OPERATOR_ACTION,
+        target: prepared.target,
+        input: data,
+        prepared,
+        actor,
+        reason: { comment: data.comment },
+        field: 'email',
+        summary: `created operator ${data.email} (${data.role})`,
+        run: () => carryOutCreate(trx, data, actor, null),
       })
-    )
+      if (outcome.request) {
+        return { operator: null, link: null, mailedTo: null, request: outcome.request }
+      }
+      return { ...outcome.result, request: null }
+    })
   } catch (error) {
     if (isDuplicateKey(error)) throw alreadyExists(data.email)
     throw error

@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import { DateTime } from 'luxon'
 import Operator from '#operators/models/operator'
 import { hashEnrolmentToken, isEnrolmentTokenShape } from '#operators/enrolment_link'
@@ -7,7 +6,7 @@ import { endAllSessions } from '#operators/sign_in'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const setOperatorPasswordValidator = vine.compile(
   vine.object({
@@ -46,34 +45,32 @@ export async function setOperatorPassword(
     'password.minLength': 'password must be at least 12 characters',
     'password_confirmation.confirmed': 'the two passwords differ',
   })
-  const operator = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const found = await operatorOfEnrolmentLink(data.token)
-      if (!found) throw ActionError.general(INVALID_LINK)
-      const locked = await Operator.query({ client: trx }).where('id', found.id).forUpdate().first()
-      // Used meanwhile (another tab): the hash no longer matches.
-      if (!locked || locked.enrolmentTokenHash !== found.enrolmentTokenHash) {
-        throw ActionError.general(INVALID_LINK)
+  const operator = await inTransaction(async (trx) => {
+    const found = await operatorOfEnrolmentLink(data.token)
+    if (!found) throw ActionError.general(INVALID_LINK)
+    const locked = await Operator.query({ client: trx }).where('id', found.id).forUpdate().first()
+    // Used meanwhile (another tab): the hash no longer matches.
+    if (!locked || locked.enrolmentTokenHash !== found.enrolmentTokenHash) {
+      throw ActionError.general(INVALID_LINK)
+    }
+    if (data.password.trim().toLowerCase() === locked.email) {
+      throw ActionError.field('password', 'password must not be your email address')
+    }
+    locked.password = data.password // hashed by the model (AuthFinder)
+    locked.enrolmentTokenHash = null
+    locked.enrolmentExpiresAt = null
+    await locked.useTransaction(trx).save()
+    await recordAudit(
+      trx,
+      { ...origin, name: locked.actorName, operatorId: locked.id },
+      {
+        action: 'operator.set_password',
+        target: { type: 'operator', id: locked.email },
+        details: { via: 'enrolment_link' },
       }
-      if (data.password.trim().toLowerCase() === locked.email) {
-        throw ActionError.field('password', 'password must not be your email address')
-      }
-      locked.password = data.password // hashed by the model (AuthFinder)
-      locked.enrolmentTokenHash = null
-      locked.enrolmentExpiresAt = null
-      await locked.useTransaction(trx).save()
-      await recordAudit(
-        trx,
-        { ...origin, name: locked.actorName, operatorId: locked.id },
-        {
-          action: 'operator.set_password',
-          target: { type: 'operator', id: locked.email },
-          details: { via: 'enrolment_link' },
-        }
-      )
-      return locked
-    })
-  )
+    )
+    return locked
+  })
   await endAllSessions(operator.id)
   return operator
 }

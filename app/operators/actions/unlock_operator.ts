@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import Operator from '#operators/models/operator'
 import {
   accountFailureCount,
@@ -9,9 +8,9 @@ import {
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
 import { actsFromShell } from '#approvals/maker_checker'
 import { recordBreakGlass } from '#notifications/notifications'
+import { inTransaction } from '#core/transaction'
 
 export const unlockOperatorValidator = vine.compile(
   vine.object({
@@ -35,22 +34,20 @@ export async function unlockOperator(input: Record<string, unknown>, actor: Acto
   const lockedFor = await accountLockedFor(operator.email)
   const failures = await accountFailureCount(operator.email)
   await clearAccountFailures(operator.email)
-  await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      await recordAudit(trx, actor, {
-        action: 'operator.unlock',
-        target: { type: 'operator', id: operator.email },
-        reason: { comment: data.comment },
-        details: { was_locked: lockedFor > 0, failures_forgotten: failures },
-      })
-      if (actsFromShell(actor)) {
-        await recordBreakGlass(trx, actor, {
-          action: 'operator.unlock',
-          summary: `unlocked operator ${operator.email} (${failures} failed sign-ins forgotten)`,
-          target: { type: 'operator', id: operator.email },
-        })
-      }
+  await inTransaction(async (trx) => {
+    await recordAudit(trx, actor, {
+      action: 'operator.unlock',
+      target: { type: 'operator', id: operator.email },
+      reason: { comment: data.comment },
+      details: { was_locked: lockedFor > 0, failures_forgotten: failures },
     })
-  )
+    if (actsFromShell(actor)) {
+      await recordBreakGlass(trx, actor, {
+        action: 'operator.unlock',
+        summary: `unlocked operator ${operator.email} (${failures} failed sign-ins forgotten)`,
+        target: { type: 'operator', id: operator.email },
+      })
+    }
+  })
   return { operator, wasLocked: lockedFor > 0 }
 }

@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { DateTime } from 'luxon'
 import Operator from '#operators/models/operator'
@@ -14,7 +13,7 @@ import { actsInBackOffice, askOrApplyFromShell } from '#approvals/maker_checker'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, onOff, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const updateOperatorValidator = vine.compile(
   vine.object({
@@ -115,84 +114,82 @@ function newLink(operator: Operator) {
  */
 export async function updateOperator(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(updateOperatorValidator, input)
-  const result = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const operator = await lockOperator(trx, data.email)
-      refuseOwnAccess(operator, actor)
-      const before = snapshot(operator)
-      const requests: ApprovalRequest[] = []
-      const by = byOf(actor, null)
-      const prepared = { operator, target: operatorTarget(operator.email) }
-      const ask = async (
-        action: string,
-        asked: Record<string, unknown>,
-        field: string | null,
-        summary: string,
-        apply: () => void
-      ) => {
-        const outcome = await askOrApplyFromShell(trx, {
-          action,
-          target: prepared.target,
-          input: { email: operator.email, ...asked, comment: data.comment },
-          prepared,
-          actor,
-          reason: { comment: data.comment },
-          field,
-          summary: `${summary} (${operator.email})`,
-          run: async () => apply(),
-        })
-        if (outcome.request) requests.push(outcome.request)
-      }
+  const result = await inTransaction(async (trx) => {
+    const operator = await lockOperator(trx, data.email)
+    refuseOwnAccess(operator, actor)
+    const before = snapshot(operator)
+    const requests: ApprovalRequest[] = []
+    const by = byOf(actor, null)
+    const prepared = { operator, target: operatorTarget(operator.email) }
+    const ask = async (
+      action: string,
+      asked: Record<string, unknown>,
+      field: string | null,
+      summary: string,
+      apply: () => void
+    ) => {
+      const outcome = await askOrApplyFromShell(trx, {
+        action,
+        target: prepared.target,
+        input: { email: operator.email, ...asked, comment: data.comment },
+        prepared,
+        actor,
+        reason: { comment: data.comment },
+        field,
+        summary: `${summary} (${operator.email})`,
+        run: async () => apply(),
+      })
+      if (outcome.request) requests.push(outcome.request)
+    }
 
-      if (data.role !== undefined && data.role !== operator.role) {
-        const role = data.role
-        if (roleRank(role) > roleRank(operator.role)) {
-          await ask(
-            RAISE_OPERATOR_ACTION,
-            { role },
-            'role',
-            `raised the role from ${operator.role} to ${role}`,
-            () => raise(operator, role, by)
-          )
-        } else {
-          operator.role = role
-        }
-      }
-      if (data.enabled === false && operator.disabledAt === null) {
-        operator.disabledAt = DateTime.utc()
-      } else if (data.enabled === true && operator.disabledAt !== null) {
-        await ask(ENABLE_OPERATOR_ACTION, {}, null, 're-enabled the operator', () =>
-          enable(operator, by)
+    if (data.role !== undefined && data.role !== operator.role) {
+      const role = data.role
+      if (roleRank(role) > roleRank(operator.role)) {
+        await ask(
+          RAISE_OPERATOR_ACTION,
+          { role },
+          'role',
+          `raised the role from ${operator.role} to ${role}`,
+          () => raise(operator, role, by)
         )
+      } else {
+        operator.role = role
       }
-      if (data.reset_second_factor && operator.totpEnabledAt !== null) {
-        await ask(RESET_2FA_ACTION, {}, null, 'reset the second factor', () =>
-          resetSecondFactor(operator)
-        )
-      }
-      let link: ReturnType<typeof newLink> | null = null
-      if (data.new_link) {
-        await ask(NEW_LINK_ACTION, {}, null, 'issued a new enrolment link', () => {
-          link = newLink(operator)
-        })
-      }
+    }
+    if (data.enabled === false && operator.disabledAt === null) {
+      operator.disabledAt = DateTime.utc()
+    } else if (data.enabled === true && operator.disabledAt !== null) {
+      await ask(ENABLE_OPERATOR_ACTION, {}, null, 're-enabled the operator', () =>
+        enable(operator, by)
+      )
+    }
+    if (data.reset_second_factor && operator.totpEnabledAt !== null) {
+      await ask(RESET_2FA_ACTION, {}, null, 'reset the second factor', () =>
+        resetSecondFactor(operator)
+      )
+    }
+    let link: ReturnType<typeof newLink> | null = null
+    if (data.new_link) {
+      await ask(NEW_LINK_ACTION, {}, null, 'issued a new enrolment link', () => {
+        link = newLink(operator)
+      })
+    }
 
-      const diff = changedValues(before, snapshot(operator))
-      const issued = link as ReturnType<typeof newLink> | null
-      if (diff.changed.length > 0 || issued) {
-        await operator.useTransaction(trx).save()
-        await recordAudit(trx, actor, {
-          action: 'operator.update',
-          target: { type: 'operator', id: operator.email },
-          before: diff.before,
-          after: diff.after,
-          reason: { comment: data.comment },
-          details: issued ? { enrolment_link_expires_at: issued.expiresAt.toISO() } : undefined,
-        })
-      }
-      return { operator, changed: diff.changed, link: issued, requests }
-    })
-  )
+    const diff = changedValues(before, snapshot(operator))
+    const issued = link as ReturnType<typeof newLink> | null
+    if (diff.changed.length > 0 || issued) {
+      await operator.useTransaction(trx).save()
+      await recordAudit(trx, actor, {
+        action: 'operator.update',
+        target: { type: 'operator', id: operator.email },
+        before: diff.before,
+        after: diff.after,
+        reason: { comment: data.comment },
+        details: issued ? { enrolment_link_expires_at: issued.expiresAt.toISO() } : undefined,
+      })
+    }
+    return { operator, changed: diff.changed, link: issued, requests }
+  })
   const { operator, changed } = result
   if (
     changed.includes('enabled') ||

@@ -1,10 +1,9 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import SavedOrderView from '#payments/models/saved_order_view'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const deleteOrderViewValidator = vine.compile(
   vine.object({
@@ -18,22 +17,20 @@ export const deleteOrderViewValidator = vine.compile(
  */
 export async function deleteOrderView(input: Record<string, unknown>, actor: Actor) {
   const { id } = await validateInput(deleteOrderViewValidator, input)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const view = await SavedOrderView.query({ client: trx }).where('id', id).forUpdate().first()
-      if (!view) throw ActionError.notFound('id', `no saved view ${id}`)
-      if (!actor.operatorId || view.createdBy !== actor.operatorId) {
-        throw ActionError.general(
-          `View "${view.name}" was saved by another operator: only they delete it`
-        )
-      }
-      await view.useTransaction(trx).delete()
-      await recordAudit(trx, actor, {
-        action: 'order_view.delete',
-        target: { type: 'saved_order_view', id: String(view.id) },
-        before: { name: view.name, kind: view.kind, query: view.query },
-      })
-      return view
+  return inTransaction(async (trx) => {
+    const view = await SavedOrderView.query({ client: trx }).where('id', id).forUpdate().first()
+    if (!view) throw ActionError.notFound('id', `no saved view ${id}`)
+    if (!actor.operatorId || view.createdBy !== actor.operatorId) {
+      throw ActionError.general(
+        `View "${view.name}" was saved by another operator: only they delete it`
+      )
+    }
+    await view.useTransaction(trx).delete()
+    await recordAudit(trx, actor, {
+      action: 'order_view.delete',
+      target: { type: 'saved_order_view', id: String(view.id) },
+      before: { name: view.name, kind: view.kind, query: view.query },
     })
-  )
+    return view
+  })
 }

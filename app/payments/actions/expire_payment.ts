@@ -1,10 +1,9 @@
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import { transitionPayment } from '#payments/payment_state'
 import { SYSTEM } from '#core/actor'
 import { sweepDue } from '#core/sweep'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /**
  * open → error for an order past its expire_datetime, with its transfer_amount
@@ -13,26 +12,24 @@ import { withDeadlockRetry } from '#core/db_retry'
  * alone. Returns whether the order was expired by this call.
  */
 export async function expirePayment(paymentOrderId: number, now: DateTime = DateTime.utc()) {
-  return withDeadlockRetry(
-    () =>
-      db.transaction(async (trx) => {
-        const order = await PaymentOrder.query({ client: trx })
-          .where('id', paymentOrderId)
-          .forUpdate()
-          .first()
-        if (!order || order.status !== 'open' || order.awaitingReview) return false
-        if (order.expireAt > now) return false
+  return inTransaction(
+    async (trx) => {
+      const order = await PaymentOrder.query({ client: trx })
+        .where('id', paymentOrderId)
+        .forUpdate()
+        .first()
+      if (!order || order.status !== 'open' || order.awaitingReview) return false
+      if (order.expireAt > now) return false
 
-        await transitionPayment(trx, order, {
-          to: 'error',
-          actor: SYSTEM,
-          reason: 'expired',
-          errorReason: 'expired',
-          now,
-        })
-        return true
-      }),
-    // Idempotent: a re-run after a lost COMMIT finds the order moved on.
+      await transitionPayment(trx, order, {
+        to: 'error',
+        actor: SYSTEM,
+        reason: 'expired',
+        errorReason: 'expired',
+        now,
+      })
+      return true
+    },
     { idempotent: true }
   )
 }

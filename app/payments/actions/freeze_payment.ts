@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import type PaymentOrder from '#payments/models/payment_order'
 import { canTransition, transitionPayment } from '#payments/payment_state'
 import {
@@ -11,9 +10,9 @@ import {
 import { clearAssignment } from '#review/assignments'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import { AlreadyDone, byAndWhen, latestOrderEvent } from '#core/already_done'
+import { inTransaction } from '#core/transaction'
 
 /** Why an operator holds a payment for manual review. */
 export const FREEZE_REASON_CODES = [
@@ -52,42 +51,40 @@ export async function freezePayment(
   actor: Actor
 ): Promise<PaymentOrder> {
   const data = await validateInput(freezePaymentValidator, input, MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const order = await lockPayment(trx, data.platform_order_id)
-      if (order.status === 'freeze') {
-        // A double click or a colleague first: say who froze it and when, as a notice.
-        const event = await latestOrderEvent(trx, 'payment', order.id, {
-          to: 'freeze',
-          notFrom: 'freeze',
-        })
-        throw new AlreadyDone(
-          `${order.platformOrderId} was frozen${byAndWhen(event, actor)} (it was ${order.statusBeforeFreeze}); nothing more to do`
-        )
-      }
-      if (!canTransition(order, 'freeze')) {
-        throw ActionError.field(
-          'platform_order_id',
-          `${order.platformOrderId} is ${order.status}, a final status: it cannot be frozen`
-        )
-      }
-      const before = paymentSnapshot(order)
-      await transitionPayment(trx, order, {
+  return inTransaction(async (trx) => {
+    const order = await lockPayment(trx, data.platform_order_id)
+    if (order.status === 'freeze') {
+      // A double click or a colleague first: say who froze it and when, as a notice.
+      const event = await latestOrderEvent(trx, 'payment', order.id, {
         to: 'freeze',
-        actor,
-        reason: `frozen (${data.reason_code}): ${data.comment}`,
+        notFrom: 'freeze',
       })
-      // A new hold starts unassigned in the frozen queue (a stale holder from an earlier hold goes).
-      await clearAssignment(trx, 'frozen', order.platformOrderId)
-      const diff = changedValues(before, paymentSnapshot(order))
-      await recordAudit(trx, actor, {
-        action: 'payment.freeze',
-        target: { type: 'payment', id: order.platformOrderId },
-        before: diff.before,
-        after: diff.after,
-        reason: { code: data.reason_code, comment: data.comment },
-      })
-      return order
+      throw new AlreadyDone(
+        `${order.platformOrderId} was frozen${byAndWhen(event, actor)} (it was ${order.statusBeforeFreeze}); nothing more to do`
+      )
+    }
+    if (!canTransition(order, 'freeze')) {
+      throw ActionError.field(
+        'platform_order_id',
+        `${order.platformOrderId} is ${order.status}, a final status: it cannot be frozen`
+      )
+    }
+    const before = paymentSnapshot(order)
+    await transitionPayment(trx, order, {
+      to: 'freeze',
+      actor,
+      reason: `frozen (${data.reason_code}): ${data.comment}`,
     })
-  )
+    // A new hold starts unassigned in the frozen queue (a stale holder from an earlier hold goes).
+    await clearAssignment(trx, 'frozen', order.platformOrderId)
+    const diff = changedValues(before, paymentSnapshot(order))
+    await recordAudit(trx, actor, {
+      action: 'payment.freeze',
+      target: { type: 'payment', id: order.platformOrderId },
+      before: diff.before,
+      after: diff.after,
+      reason: { code: data.reason_code, comment: data.comment },
+    })
+    return order
+  })
 }

@@ -1,7 +1,6 @@
 import { DateTime } from 'luxon'
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import type PaymentSlip from '#slips/models/payment_slip'
@@ -35,7 +34,6 @@ import { clearAssignment } from '#review/assignments'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import { paymentCredit } from '#ledger/recipes'
@@ -47,6 +45,7 @@ import {
 } from '#reconciliation/payment_receipts'
 import { insertClaim, type ClaimPath } from '#reconciliation/receipts'
 import { writeDecision } from '#reconciliation/line_decision'
+import { inTransaction } from '#core/transaction'
 
 /** Why an operator says the customer paid. */
 export const MARK_PAID_REASON_CODES = [
@@ -112,27 +111,25 @@ export async function markPaymentPaid(
   actor: Actor
 ): Promise<MarkPaidResult> {
   const data = await validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareMarkPaid(trx, data, actor)
-      const { request } = await actOrRequestApproval(trx, {
-        action: 'payment.mark_paid',
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { code: data.reason_code, comment: data.comment },
-        threshold: prepared.platform.fourEyesThreshold,
-        // The money that moves, not the order's amount (it may credit what was received).
-        amount: amountCredited(prepared.order, prepared.receipt),
-        field: 'platform_order_id',
-        run: () => runMarkPaid(trx, prepared, data, { actor, request: null }),
-      })
-      return request
-        ? { outcome: 'approval_requested' as const, order: prepared.order, request }
-        : { outcome: 'paid' as const, order: prepared.order, request: null }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareMarkPaid(trx, data, actor)
+    const { request } = await actOrRequestApproval(trx, {
+      action: 'payment.mark_paid',
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      threshold: prepared.platform.fourEyesThreshold,
+      // The money that moves, not the order's amount (it may credit what was received).
+      amount: amountCredited(prepared.order, prepared.receipt),
+      field: 'platform_order_id',
+      run: () => runMarkPaid(trx, prepared, data, { actor, request: null }),
     })
-  )
+    return request
+      ? { outcome: 'approval_requested' as const, order: prepared.order, request }
+      : { outcome: 'paid' as const, order: prepared.order, request: null }
+  })
 }
 
 /**

@@ -1,11 +1,11 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import SavedOrderView from '#payments/models/saved_order_view'
 import { hasErrors, orderQueryString, readOrderSearch } from '#payments/order_filters'
 import { recordAudit } from '#core/audit'
-import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
+import { isDuplicateKey } from '#core/db_retry'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const saveOrderViewValidator = vine.compile(
   vine.object({
@@ -35,20 +35,18 @@ export async function saveOrderView(input: Record<string, unknown>, actor: Actor
   const query = orderQueryString(search)
   if (query.length > 2000) throw ActionError.general('The search is too long to save')
   try {
-    return await withDeadlockRetry(() =>
-      db.transaction(async (trx) => {
-        const view = await SavedOrderView.create(
-          { name: data.name, kind: search.kind, query, createdBy: actor.operatorId! },
-          { client: trx }
-        )
-        await recordAudit(trx, actor, {
-          action: 'order_view.save',
-          target: { type: 'saved_order_view', id: String(view.id) },
-          after: { name: view.name, kind: view.kind, query },
-        })
-        return view
+    return await inTransaction(async (trx) => {
+      const view = await SavedOrderView.create(
+        { name: data.name, kind: search.kind, query, createdBy: actor.operatorId! },
+        { client: trx }
+      )
+      await recordAudit(trx, actor, {
+        action: 'order_view.save',
+        target: { type: 'saved_order_view', id: String(view.id) },
+        after: { name: view.name, kind: view.kind, query },
       })
-    )
+      return view
+    })
   } catch (error) {
     if (isDuplicateKey(error)) {
       throw ActionError.field('name', `a ${search.kind} view named "${data.name}" already exists`)

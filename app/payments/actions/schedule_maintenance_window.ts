@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon'
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import MaintenanceWindow from '#payments/models/maintenance_window'
 import { bankCode } from '#payments/deposit_account_rules'
@@ -9,7 +8,7 @@ import { recordAudit } from '#core/audit'
 import { formatGatewayDateTime } from '#core/clock'
 import { ActionError, validateInput, type FieldError } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const scheduleMaintenanceWindowValidator = vine.compile(
   vine.object({
@@ -60,35 +59,33 @@ export async function scheduleMaintenanceWindow(input: Record<string, unknown>, 
   }
   if (errors.length > 0) throw new ActionError(errors)
 
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      if (data.deposit_account_id !== undefined) {
-        const account = await DepositAccount.find(data.deposit_account_id, { client: trx })
-        if (!account) {
-          throw ActionError.notFound(
-            'deposit_account_id',
-            `no deposit account with id ${data.deposit_account_id}`
-          )
-        }
+  return inTransaction(async (trx) => {
+    if (data.deposit_account_id !== undefined) {
+      const account = await DepositAccount.find(data.deposit_account_id, { client: trx })
+      if (!account) {
+        throw ActionError.notFound(
+          'deposit_account_id',
+          `no deposit account with id ${data.deposit_account_id}`
+        )
       }
-      const window = await MaintenanceWindow.create(
-        {
-          depositAccountId: data.deposit_account_id ?? null,
-          bank: data.bank ?? null,
-          startsAt: from,
-          endsAt: to,
-          reason: data.reason,
-          createdBy: actor.name,
-        },
-        { client: trx }
-      )
-      await recordAudit(trx, actor, {
-        action: 'maintenance_window.schedule',
-        target: { type: 'maintenance_window', id: String(window.id) },
-        after: maintenanceWindowSnapshot(window),
-        reason: { comment: data.reason },
-      })
-      return window
+    }
+    const window = await MaintenanceWindow.create(
+      {
+        depositAccountId: data.deposit_account_id ?? null,
+        bank: data.bank ?? null,
+        startsAt: from,
+        endsAt: to,
+        reason: data.reason,
+        createdBy: actor.name,
+      },
+      { client: trx }
+    )
+    await recordAudit(trx, actor, {
+      action: 'maintenance_window.schedule',
+      target: { type: 'maintenance_window', id: String(window.id) },
+      after: maintenanceWindowSnapshot(window),
+      reason: { comment: data.reason },
     })
-  )
+    return window
+  })
 }

@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon'
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import paymentsConfig from '#config/payments'
 import PaymentOrder from '#payments/models/payment_order'
 import { transitionPayment } from '#payments/payment_state'
@@ -9,7 +8,7 @@ import { GATEWAY_ZONE } from '#core/clock'
 import { recordAudit } from '#core/audit'
 import { onOff, validateInput } from '#core/validation'
 import { claimOfOrder } from '#reconciliation/receipts'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /**
  * Which paid deposits are due to settle into balance at `now`:
@@ -39,20 +38,18 @@ export function settlementBoundary(now: DateTime = DateTime.utc()): DateTime {
  * line: money becomes withdrawable only once the bank has it.
  */
 export async function settlePayment(paymentOrderId: number, actor: Actor = SYSTEM) {
-  return withDeadlockRetry(
-    () =>
-      db.transaction(async (trx) => {
-        const order = await PaymentOrder.query({ client: trx })
-          .where('id', paymentOrderId)
-          .forUpdate()
-          .first()
-        if (!order || order.status !== 'unsettled_paid') return false
-        const claim = await claimOfOrder(trx, order.id)
-        if (claim && claim.statementLineId === null) return false
-        await transitionPayment(trx, order, { to: 'settled_paid', actor, reason: 'settled' })
-        return true
-      }),
-    // Idempotent: a re-run after a lost COMMIT finds the order moved on.
+  return inTransaction(
+    async (trx) => {
+      const order = await PaymentOrder.query({ client: trx })
+        .where('id', paymentOrderId)
+        .forUpdate()
+        .first()
+      if (!order || order.status !== 'unsettled_paid') return false
+      const claim = await claimOfOrder(trx, order.id)
+      if (claim && claim.statementLineId === null) return false
+      await transitionPayment(trx, order, { to: 'settled_paid', actor, reason: 'settled' })
+      return true
+    },
     { idempotent: true }
   )
 }
@@ -112,19 +109,17 @@ export async function settlePayments(input: Record<string, unknown>, actor: Acto
   const data = await validateInput(settlePaymentsValidator, input)
   const ignoreDelay = data.now ?? false
   const boundary = dueBefore({ ignoreDelay })
-  const due = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const count = await duePayments(boundary).useTransaction(trx).count('* as total').first()
-      const total = Number(count?.$extras.total ?? 0)
-      if (total > 0) {
-        await recordAudit(trx, actor, {
-          action: 'payments.settle_run',
-          details: { now: ignoreDelay, paid_before: boundary.toISO(), due: total },
-        })
-      }
-      return total
-    })
-  )
+  const due = await inTransaction(async (trx) => {
+    const count = await duePayments(boundary).useTransaction(trx).count('* as total').first()
+    const total = Number(count?.$extras.total ?? 0)
+    if (total > 0) {
+      await recordAudit(trx, actor, {
+        action: 'payments.settle_run',
+        details: { now: ignoreDelay, paid_before: boundary.toISO(), due: total },
+      })
+    }
+    return total
+  })
   if (due === 0) return { due, settled: 0 }
   return { due, settled: await settlePaidBefore(boundary, actor) }
 }

@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import type PaymentOrder from '#payments/models/payment_order'
 import { transitionPayment } from '#payments/payment_state'
 import {
@@ -11,9 +10,9 @@ import {
 import { clearAssignment } from '#review/assignments'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import { AlreadyDone, byAndWhen, latestOrderEvent } from '#core/already_done'
+import { inTransaction } from '#core/transaction'
 
 /** Why a hold ends. */
 export const UNFREEZE_REASON_CODES = [
@@ -50,46 +49,44 @@ export async function unfreezePayment(
   actor: Actor
 ): Promise<PaymentOrder> {
   const data = await validateInput(unfreezePaymentValidator, input, MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const order = await lockPayment(trx, data.platform_order_id)
-      if (order.status !== 'freeze' || !order.statusBeforeFreeze) {
-        // How the freeze ended: an unfreeze is what was asked (a notice); marked paid is not.
-        const left = await latestOrderEvent(trx, 'payment', order.id, {
-          from: 'freeze',
-          notTo: 'freeze',
-        })
-        const id = order.platformOrderId
-        if (left && (left.reason ?? '').startsWith('unfrozen')) {
-          throw new AlreadyDone(
-            `${id} was unfrozen${byAndWhen(left, actor)} (it is ${order.status}); nothing more to do`
-          )
-        }
-        const how = (left?.reason ?? '').startsWith('marked paid')
-          ? 'it was marked paid'
-          : `it went to ${left?.toStatus}`
-        throw ActionError.general(
-          left
-            ? `${id} is no longer frozen: ${how}${byAndWhen(left, actor)}; it is ${order.status} and nothing was saved`
-            : `${id} is not frozen (it is ${order.status}); nothing was saved`
+  return inTransaction(async (trx) => {
+    const order = await lockPayment(trx, data.platform_order_id)
+    if (order.status !== 'freeze' || !order.statusBeforeFreeze) {
+      // How the freeze ended: an unfreeze is what was asked (a notice); marked paid is not.
+      const left = await latestOrderEvent(trx, 'payment', order.id, {
+        from: 'freeze',
+        notTo: 'freeze',
+      })
+      const id = order.platformOrderId
+      if (left && (left.reason ?? '').startsWith('unfrozen')) {
+        throw new AlreadyDone(
+          `${id} was unfrozen${byAndWhen(left, actor)} (it is ${order.status}); nothing more to do`
         )
       }
-      const before = paymentSnapshot(order)
-      await transitionPayment(trx, order, {
-        to: order.statusBeforeFreeze,
-        actor,
-        reason: `unfrozen (${data.reason_code}): ${data.comment}`,
-      })
-      await clearAssignment(trx, 'frozen', order.platformOrderId)
-      const diff = changedValues(before, paymentSnapshot(order))
-      await recordAudit(trx, actor, {
-        action: 'payment.unfreeze',
-        target: { type: 'payment', id: order.platformOrderId },
-        before: diff.before,
-        after: diff.after,
-        reason: { code: data.reason_code, comment: data.comment },
-      })
-      return order
+      const how = (left?.reason ?? '').startsWith('marked paid')
+        ? 'it was marked paid'
+        : `it went to ${left?.toStatus}`
+      throw ActionError.general(
+        left
+          ? `${id} is no longer frozen: ${how}${byAndWhen(left, actor)}; it is ${order.status} and nothing was saved`
+          : `${id} is not frozen (it is ${order.status}); nothing was saved`
+      )
+    }
+    const before = paymentSnapshot(order)
+    await transitionPayment(trx, order, {
+      to: order.statusBeforeFreeze,
+      actor,
+      reason: `unfrozen (${data.reason_code}): ${data.comment}`,
     })
-  )
+    await clearAssignment(trx, 'frozen', order.platformOrderId)
+    const diff = changedValues(before, paymentSnapshot(order))
+    await recordAudit(trx, actor, {
+      action: 'payment.unfreeze',
+      target: { type: 'payment', id: order.platformOrderId },
+      before: diff.before,
+      after: diff.after,
+      reason: { code: data.reason_code, comment: data.comment },
+    })
+    return order
+  })
 }

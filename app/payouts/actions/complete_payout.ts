@@ -1,5 +1,4 @@
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
 import {
@@ -14,8 +13,8 @@ import { assertHoldTransition } from '#payouts/hold_state'
 import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
-import { withDeadlockRetry } from '#core/db_retry'
 import { atTheBankSql, isAtTheBank } from '#payouts/at_the_bank'
+import { inTransaction } from '#core/transaction'
 
 /** A re-run after a lost COMMIT finds the order final (or the hold released) and changes nothing. */
 const IDEMPOTENT = { idempotent: true }
@@ -41,9 +40,7 @@ export async function completePayout(
   } = {}
 ) {
   const run = <T>(work: (trx: TransactionClientContract) => Promise<T>) =>
-    options.client
-      ? work(options.client)
-      : withDeadlockRetry(() => db.transaction(work), IDEMPOTENT)
+    options.client ? work(options.client) : inTransaction(work, IDEMPOTENT)
   return run(async (trx) => {
     const order = await PayoutOrder.query({ client: trx })
       .where('id', payoutOrderId)
@@ -68,32 +65,28 @@ export async function completePayout(
  * whose file is at the bank (isAtTheBank). Idempotent.
  */
 export async function releasePayoutHold(payoutOrderId: number, now = DateTime.utc()) {
-  return withDeadlockRetry(
-    () =>
-      db.transaction(async (trx) => {
-        const order = await PayoutOrder.query({ client: trx })
-          .where('id', payoutOrderId)
-          .forUpdate()
-          .first()
-        if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
-        if (order.holdExpiresAt > now) return false
-        if (isAtTheBank(order)) return false
-        assertHoldTransition(order.holdState, 'released')
-        await postLedgerTransaction(trx, holdReleasedPosting(order))
-        order.holdState = 'released'
-        await order.useTransaction(trx).save()
-        await recordOrderEvent(trx, {
-          orderType: order.kind,
-          orderId: order.id,
-          from: order.status,
-          to: order.status,
-          actor: SYSTEM,
-          reason: 'hold released: no final answer within the hold period',
-        })
-        return true
-      }),
-    IDEMPOTENT
-  )
+  return inTransaction(async (trx) => {
+    const order = await PayoutOrder.query({ client: trx })
+      .where('id', payoutOrderId)
+      .forUpdate()
+      .first()
+    if (!order || isFinalPayoutStatus(order.status) || order.holdState !== 'held') return false
+    if (order.holdExpiresAt > now) return false
+    if (isAtTheBank(order)) return false
+    assertHoldTransition(order.holdState, 'released')
+    await postLedgerTransaction(trx, holdReleasedPosting(order))
+    order.holdState = 'released'
+    await order.useTransaction(trx).save()
+    await recordOrderEvent(trx, {
+      orderType: order.kind,
+      orderId: order.id,
+      from: order.status,
+      to: order.status,
+      actor: SYSTEM,
+      reason: 'hold released: no final answer within the hold period',
+    })
+    return true
+  }, IDEMPOTENT)
 }
 
 /**

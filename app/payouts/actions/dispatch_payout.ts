@@ -1,5 +1,4 @@
 import { DateTime } from 'luxon'
-import db from '@adonisjs/lucid/services/db'
 import PayoutOrder from '#payouts/models/payout_order'
 import { compareAndSetPayoutStatus, transitionPayout } from '#payouts/payout_state'
 import { SYSTEM, type Actor } from '#core/actor'
@@ -7,7 +6,7 @@ import { PAYOUT_CONNECTORS, payoutConnector } from '#payouts/connectors/registry
 import { completePayout } from '#payouts/actions/complete_payout'
 import queueConfig from '#config/queue'
 import { forgetPastWithdrawals } from '#payouts/duplicate_withdrawals'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /**
  * new → queue → (connector) → pending. Each step is its own compare-and-set
@@ -56,24 +55,22 @@ export async function collectBankAnswer(payoutOrderId: number) {
   const answer = await payoutConnector(order.connector)?.inquire(order)
   if (!answer) return false
 
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const row = await PayoutOrder.query({ client: trx })
-        .where('id', payoutOrderId)
-        .forUpdate()
-        .first()
-      if (!row || !['queue', 'pending'].includes(row.status)) return false
-      if (row.status === 'queue') {
-        await transitionPayout(trx, row, {
-          to: 'pending',
-          actor: SYSTEM,
-          reason: `${row.connector}: the bank answered before the dispatch recorded its acceptance`,
-          connectorReference: answer.reference,
-        })
-      }
-      return completePayout(payoutOrderId, answer.outcome, { client: trx })
-    })
-  )
+  return inTransaction(async (trx) => {
+    const row = await PayoutOrder.query({ client: trx })
+      .where('id', payoutOrderId)
+      .forUpdate()
+      .first()
+    if (!row || !['queue', 'pending'].includes(row.status)) return false
+    if (row.status === 'queue') {
+      await transitionPayout(trx, row, {
+        to: 'pending',
+        actor: SYSTEM,
+        reason: `${row.connector}: the bank answered before the dispatch recorded its acceptance`,
+        connectorReference: answer.reference,
+      })
+    }
+    return completePayout(payoutOrderId, answer.outcome, { client: trx })
+  })
 }
 
 /**

@@ -1,7 +1,6 @@
 import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
 import type ApprovalRequest from '#approvals/models/approval_request'
@@ -14,8 +13,8 @@ import { RELEASE_REJECTED_KIND, pendingRelease } from '#payouts/actions/release_
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatThb } from '#core/money'
+import { inTransaction } from '#core/transaction'
 
 const schema = vine.object({
   platform_order_id: vine.any().use(payoutOrderId()),
@@ -53,31 +52,29 @@ export async function recordPayoutOutcome(
   if (data.outcome === 'success' && data.reason !== undefined) {
     throw ActionError.field('reason', 'reason is only given when the outcome is failed')
   }
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareOutcome(trx, data)
-      if (data.outcome === 'success') {
-        return {
-          order: await runOutcome(trx, prepared, data, { actor, request: null }),
-          request: null,
-        }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareOutcome(trx, data)
+    if (data.outcome === 'success') {
+      return {
+        order: await runOutcome(trx, prepared, data, { actor, request: null }),
+        request: null,
       }
-      const outcome = await askOrApplyFromShell(trx, {
-        action: RECORD_FAILURE_ACTION,
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        field: 'platform_order_id',
-        reason: { comment: data.reason },
-        summary: `failed payout ${prepared.order.platformOrderId} (${data.reason}): its hold went back to the merchant's balance`,
-        run: () => runOutcome(trx, prepared, data, { actor, request: null }),
-      })
-      return outcome.request
-        ? { order: prepared.order, request: outcome.request }
-        : { order: outcome.result, request: null }
+    }
+    const outcome = await askOrApplyFromShell(trx, {
+      action: RECORD_FAILURE_ACTION,
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      field: 'platform_order_id',
+      reason: { comment: data.reason },
+      summary: `failed payout ${prepared.order.platformOrderId} (${data.reason}): its hold went back to the merchant's balance`,
+      run: () => runOutcome(trx, prepared, data, { actor, request: null }),
     })
-  )
+    return outcome.request
+      ? { order: prepared.order, request: outcome.request }
+      : { order: outcome.result, request: null }
+  })
 }
 
 type Prepared = Awaited<ReturnType<typeof prepareOutcome>>

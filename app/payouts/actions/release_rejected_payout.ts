@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import PayoutOrder from '#payouts/models/payout_order'
 import type ApprovalRequest from '#approvals/models/approval_request'
@@ -12,10 +11,10 @@ import { returnMovesMoney } from '#payouts/hold_state'
 import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 /**
  * Releasing a bulk-file payout the bank rejected (docs/decisions.md, "A payout
@@ -131,20 +130,18 @@ export async function requestPayoutRelease(
   actor: Actor
 ): Promise<{ order: PayoutOrder; request: ApprovalRequest }> {
   const data = await validateInput(releaseRejectedPayoutValidator, input, RELEASE_REJECTED_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareRelease(trx, data)
-      const request = await openApprovalRequest(trx, {
-        action: RELEASE_REJECTED_ACTION,
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { code: REJECTED_BY_BANK, comment: data.reason },
-      })
-      return { order: prepared.order, request }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareRelease(trx, data)
+    const request = await openApprovalRequest(trx, {
+      action: RELEASE_REJECTED_ACTION,
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { code: REJECTED_BY_BANK, comment: data.reason },
     })
-  )
+    return { order: prepared.order, request }
+  })
 }
 
 /**

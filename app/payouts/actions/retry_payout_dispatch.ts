@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import logger from '@adonisjs/core/services/logger'
 import PayoutOrder from '#payouts/models/payout_order'
 import { PAYOUT_TRANSITIONS, type PayoutStatus } from '#payouts/payout_state'
@@ -9,7 +8,7 @@ import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const retryPayoutDispatchValidator = vine.compile(
   vine.object({
@@ -59,22 +58,20 @@ export function retryDispatchRefusal(
  */
 export async function retryPayoutDispatch(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(retryPayoutDispatchValidator, input)
-  const before = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const order = await lockPayout(trx, data.platform_order_id)
-      const refusal = retryDispatchRefusal(order)
-      if (refusal) throw ActionError.field('platform_order_id', refusal)
-      const snapshot = payoutSnapshot(order)
-      await recordAudit(trx, actor, {
-        action: 'payout.dispatch_retry',
-        target: { type: order.kind, id: order.platformOrderId },
-        before: snapshot,
-        reason: { comment: data.comment },
-        details: { connector: order.connector },
-      })
-      return order
+  const before = await inTransaction(async (trx) => {
+    const order = await lockPayout(trx, data.platform_order_id)
+    const refusal = retryDispatchRefusal(order)
+    if (refusal) throw ActionError.field('platform_order_id', refusal)
+    const snapshot = payoutSnapshot(order)
+    await recordAudit(trx, actor, {
+      action: 'payout.dispatch_retry',
+      target: { type: order.kind, id: order.platformOrderId },
+      before: snapshot,
+      reason: { comment: data.comment },
+      details: { connector: order.connector },
     })
-  )
+    return order
+  })
 
   let result: Awaited<ReturnType<typeof dispatchPayout>>
   try {

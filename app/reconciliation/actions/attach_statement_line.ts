@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import Merchant from '#merchants/models/merchant'
@@ -29,7 +28,6 @@ import {
 } from '#ledger/recipes'
 import { recordOrderEvent } from '#core/order_events'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatThb, rateFee } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
@@ -42,6 +40,7 @@ import {
   writeDecision,
 } from '#reconciliation/line_decision'
 import { claimOfOrder, clearReceivables, insertClaim } from '#reconciliation/receipts'
+import { inTransaction } from '#core/transaction'
 
 /** Why an operator says a statement line pays a given order. */
 export const ATTACH_LINE_REASON_CODES = [
@@ -114,38 +113,36 @@ export async function attachStatementLine(
   actor: Actor
 ): Promise<AttachLineResult> {
   const data = await validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareAttachLine(trx, data, actor)
-      const { request, result } = await actOrRequestApproval(trx, {
-        action: 'statement_line.attach',
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { code: data.reason_code, comment: data.comment },
-        threshold: prepared.platform.fourEyesThreshold,
-        amount: prepared.line.amount,
-        run: () => runAttachLine(trx, prepared, data, { actor, request: null }),
-      })
-      if (request) {
-        return {
-          outcome: 'approval_requested' as const,
-          lineId: prepared.line.id,
-          order: prepared.order,
-          request,
-        }
-      }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareAttachLine(trx, data, actor)
+    const { request, result } = await actOrRequestApproval(trx, {
+      action: 'statement_line.attach',
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      threshold: prepared.platform.fourEyesThreshold,
+      amount: prepared.line.amount,
+      run: () => runAttachLine(trx, prepared, data, { actor, request: null }),
+    })
+    if (request) {
       return {
-        outcome: result.outcome,
+        outcome: 'approval_requested' as const,
         lineId: prepared.line.id,
         order: prepared.order,
-        credited: result.credited,
-        fee: result.fee,
-        request: null,
+        request,
       }
-    })
-  )
+    }
+    return {
+      outcome: result.outcome,
+      lineId: prepared.line.id,
+      order: prepared.order,
+      credited: result.credited,
+      fee: result.fee,
+      request: null,
+    }
+  })
 }
 
 /** Locks the line, then the order; checks both allow the attachment now. */

@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules'
 import { completePayout } from '#payouts/actions/complete_payout'
@@ -15,7 +14,6 @@ import {
 import { decisionComment } from '#payments/payment_rules'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import {
@@ -26,6 +24,7 @@ import {
   type StatementLineRow,
 } from '#reconciliation/line_decision'
 import { clearAssignment } from '#review/assignments'
+import { inTransaction } from '#core/transaction'
 
 const schema = vine.object({
   statement_line_id: statementLineId(),
@@ -62,48 +61,46 @@ export async function confirmDebitLine(input: Record<string, unknown>, actor: Ac
       'name either the payout (platform_order_id) or the returned line (returned_line_id) this debit is'
     )
   }
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const line = await lockLine(trx, data.statement_line_id)
-      await assertUnconfirmedDebit(trx, line)
-      const before = lineSnapshot(line)
-      const confirmed =
-        data.platform_order_id !== undefined
-          ? await confirmPayout(trx, line, data.platform_order_id, actor, data.comment)
-          : await confirmReturn(trx, line, data.returned_line_id!)
-      await trx
-        .from('statement_lines')
-        .where('id', line.id)
-        .update({
-          status: 'matched',
-          matched_at: new Date(),
-          order_type: confirmed.order?.kind ?? null,
-          order_id: confirmed.order?.id ?? null,
-          note: confirmed.order ? null : `return of statement line #${data.returned_line_id}`,
-        })
-      await clearAssignment(trx, 'lines', line.id)
-      await recordAudit(trx, actor, {
-        action: 'statement_line.confirm',
-        target: { type: 'statement_line', id: String(line.id) },
-        before,
-        after: { ...before, status: 'matched' },
-        reason: { comment: data.comment },
-        details: {
-          amount: line.amount,
-          platform_order_id: confirmed.order?.platformOrderId ?? null,
-          returned_line_id: data.returned_line_id ?? null,
-          payout_before: confirmed.payoutBefore,
-        },
+  return inTransaction(async (trx) => {
+    const line = await lockLine(trx, data.statement_line_id)
+    await assertUnconfirmedDebit(trx, line)
+    const before = lineSnapshot(line)
+    const confirmed =
+      data.platform_order_id !== undefined
+        ? await confirmPayout(trx, line, data.platform_order_id, actor, data.comment)
+        : await confirmReturn(trx, line, data.returned_line_id!)
+    await trx
+      .from('statement_lines')
+      .where('id', line.id)
+      .update({
+        status: 'matched',
+        matched_at: new Date(),
+        order_type: confirmed.order?.kind ?? null,
+        order_id: confirmed.order?.id ?? null,
+        note: confirmed.order ? null : `return of statement line #${data.returned_line_id}`,
       })
-      return {
-        lineId: line.id,
+    await clearAssignment(trx, 'lines', line.id)
+    await recordAudit(trx, actor, {
+      action: 'statement_line.confirm',
+      target: { type: 'statement_line', id: String(line.id) },
+      before,
+      after: { ...before, status: 'matched' },
+      reason: { comment: data.comment },
+      details: {
         amount: line.amount,
-        what: confirmed.order
-          ? `${confirmed.order.platformOrderId} (${confirmed.order.status})`
-          : `the return of statement line #${data.returned_line_id}`,
-      }
+        platform_order_id: confirmed.order?.platformOrderId ?? null,
+        returned_line_id: data.returned_line_id ?? null,
+        payout_before: confirmed.payoutBefore,
+      },
     })
-  )
+    return {
+      lineId: line.id,
+      amount: line.amount,
+      what: confirmed.order
+        ? `${confirmed.order.platformOrderId} (${confirmed.order.status})`
+        : `the return of statement line #${data.returned_line_id}`,
+    }
+  })
 }
 
 /** A debit line an operator may still account for. */

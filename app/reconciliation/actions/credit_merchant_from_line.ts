@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
@@ -12,7 +11,6 @@ import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { lineCreditPosting } from '#ledger/recipes'
 import { validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import { insertClaim } from '#reconciliation/receipts'
 import {
@@ -24,6 +22,7 @@ import {
   statementLineId,
   writeDecision,
 } from '#reconciliation/line_decision'
+import { inTransaction } from '#core/transaction'
 
 /** Why an operator says a statement line's money belongs to a merchant. */
 export const CREDIT_LINE_REASON_CODES = [
@@ -77,38 +76,36 @@ export async function creditMerchantFromLine(
   actor: Actor
 ): Promise<CreditLineResult> {
   const data = await validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareCreditLine(trx, data, actor)
-      const { request, result } = await actOrRequestApproval(trx, {
-        action: 'statement_line.credit_merchant',
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { code: data.reason_code, comment: data.comment },
-        threshold: prepared.platform.fourEyesThreshold,
-        amount: prepared.line.amount,
-        run: () => runCreditLine(trx, prepared, data, { actor, request: null }),
-      })
-      if (request) {
-        return {
-          outcome: 'approval_requested' as const,
-          lineId: prepared.line.id,
-          merchant: prepared.merchant,
-          request,
-        }
-      }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareCreditLine(trx, data, actor)
+    const { request, result } = await actOrRequestApproval(trx, {
+      action: 'statement_line.credit_merchant',
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      threshold: prepared.platform.fourEyesThreshold,
+      amount: prepared.line.amount,
+      run: () => runCreditLine(trx, prepared, data, { actor, request: null }),
+    })
+    if (request) {
       return {
-        outcome: 'credited' as const,
+        outcome: 'approval_requested' as const,
         lineId: prepared.line.id,
         merchant: prepared.merchant,
-        credited: result.credited,
-        fee: result.fee,
-        request: null,
+        request,
       }
-    })
-  )
+    }
+    return {
+      outcome: 'credited' as const,
+      lineId: prepared.line.id,
+      merchant: prepared.merchant,
+      credited: result.credited,
+      fee: result.fee,
+      request: null,
+    }
+  })
 }
 
 /** Locks the line, finds the merchant; the line must still wait for a decision. */

@@ -1,12 +1,10 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { bankChargePosting } from '#ledger/recipes'
 import { recordExplainedDebit } from '#payouts/payout_confirmations'
 import { validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import {
   LINE_ID_MESSAGES,
@@ -15,6 +13,7 @@ import {
   writeDecision,
 } from '#reconciliation/line_decision'
 import { assertUnconfirmedDebit } from '#reconciliation/actions/confirm_debit_line'
+import { inTransaction } from '#core/transaction'
 
 /** Why money left a deposit account without a transfer of the gateway's. */
 export const EXPLAIN_DEBIT_REASON_CODES = ['bank_charge', 'bank_correction', 'other'] as const
@@ -43,25 +42,23 @@ export const EXPLAIN_DEBIT_MESSAGES = {
  */
 export async function explainDebitLine(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(explainDebitLineValidator, input, EXPLAIN_DEBIT_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const line = await lockLine(trx, data.statement_line_id)
-      await assertUnconfirmedDebit(trx, line)
-      await postLedgerTransaction(trx, bankChargePosting(line))
-      await recordExplainedDebit(trx, {
-        lineId: line.id,
-        depositAccountId: line.deposit_account_id,
-        amount: line.amount,
-        actor,
-        reason: `${data.reason_code}: ${data.comment}`,
-      })
-      await writeDecision(trx, line, {
-        decision: 'explained',
-        actor,
-        reason: { code: data.reason_code, comment: data.comment },
-        details: { amount: line.amount },
-      })
-      return { lineId: line.id, amount: line.amount }
+  return inTransaction(async (trx) => {
+    const line = await lockLine(trx, data.statement_line_id)
+    await assertUnconfirmedDebit(trx, line)
+    await postLedgerTransaction(trx, bankChargePosting(line))
+    await recordExplainedDebit(trx, {
+      lineId: line.id,
+      depositAccountId: line.deposit_account_id,
+      amount: line.amount,
+      actor,
+      reason: `${data.reason_code}: ${data.comment}`,
     })
-  )
+    await writeDecision(trx, line, {
+      decision: 'explained',
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      details: { amount: line.amount },
+    })
+    return { lineId: line.id, amount: line.amount }
+  })
 }

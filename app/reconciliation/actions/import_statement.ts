@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import vine from '@vinejs/vine'
 import type { FieldContext } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import {
   detectLayout,
@@ -27,11 +26,11 @@ import {
 } from '#reconciliation/statements'
 import { recordAudit } from '#core/audit'
 import { scheduleSlipRecheck } from '#slips/actions/recheck_slips'
-import { withDeadlockRetry } from '#core/db_retry'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { holdAboveThreshold } from '#reconciliation/statement_confirmation'
+import { inTransaction } from '#core/transaction'
 
 /** A built-in layout's name, or a layout defined in the back-office (any case). */
 const layoutName = vine.createRule(
@@ -114,45 +113,43 @@ export async function importStatement(
   // (the file parsed again from its start).
   let stored
   try {
-    stored = await withDeadlockRetry(() =>
-      db.transaction(async (trx) => {
-        let confirmation = null as ApprovalRequest | null
-        const result = await storeStatement(trx, {
-          account,
-          layout,
-          fileName: data.file_name,
-          fileSha256,
-          origin: options.origin,
-          lines: refuseFutureLines(parse(), importedAt),
-          actor,
-          judge: true,
-          // One person's file: above a platform's threshold, a second operator
-          // confirms it. The bank's own channel needs no second person.
-          hold: async (client, importId) => {
-            if (fromTheBank(options.origin)) return false
-            confirmation = await holdAboveThreshold(client, importId, data.file_name, actor)
-            return confirmation !== null
-          },
-        })
-        await recordAudit(trx, actor, {
-          action: 'statement.import',
-          target: { type: 'deposit_account', id: String(account.id) },
-          details: {
-            import_id: result.importId,
-            file: data.file_name,
-            file_sha256: fileSha256,
-            layout,
-            origin: options.origin?.channel ?? 'upload',
-            origin_detail: options.origin?.detail ?? null,
-            lines: result.lines,
-            new_lines: result.newLines,
-            awaiting_confirmation: result.held,
-            approval_request_id: confirmation?.id ?? null,
-          },
-        })
-        return { ...result, confirmation }
+    stored = await inTransaction(async (trx) => {
+      let confirmation = null as ApprovalRequest | null
+      const result = await storeStatement(trx, {
+        account,
+        layout,
+        fileName: data.file_name,
+        fileSha256,
+        origin: options.origin,
+        lines: refuseFutureLines(parse(), importedAt),
+        actor,
+        judge: true,
+        // One person's file: above a platform's threshold, a second operator
+        // confirms it. The bank's own channel needs no second person.
+        hold: async (client, importId) => {
+          if (fromTheBank(options.origin)) return false
+          confirmation = await holdAboveThreshold(client, importId, data.file_name, actor)
+          return confirmation !== null
+        },
       })
-    )
+      await recordAudit(trx, actor, {
+        action: 'statement.import',
+        target: { type: 'deposit_account', id: String(account.id) },
+        details: {
+          import_id: result.importId,
+          file: data.file_name,
+          file_sha256: fileSha256,
+          layout,
+          origin: options.origin?.channel ?? 'upload',
+          origin_detail: options.origin?.detail ?? null,
+          lines: result.lines,
+          new_lines: result.newLines,
+          awaiting_confirmation: result.held,
+          approval_request_id: confirmation?.id ?? null,
+        },
+      })
+      return { ...result, confirmation }
+    })
   } catch (error) {
     if (!(error instanceof StatementFormatError)) throw error
     // Named as the file and the layout that read it; the line and column follow.

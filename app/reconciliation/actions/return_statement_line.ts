@@ -1,6 +1,5 @@
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
@@ -9,7 +8,6 @@ import { insertClaim } from '#reconciliation/receipts'
 import { recordReturnToSend } from '#payouts/payout_confirmations'
 import { BANKS } from '#core/banks'
 import { validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import {
   assertLineFree,
@@ -25,6 +23,7 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
 import { askOrApplyFromShell } from '#approvals/maker_checker'
 import { formatThb } from '#core/money'
+import { inTransaction } from '#core/transaction'
 
 /** Why the money goes back to whoever sent it. */
 export const RETURN_LINE_REASON_CODES = [
@@ -102,38 +101,36 @@ export async function returnStatementLine(
   actor: Actor
 ): Promise<ReturnLineResult> {
   const data = await validateInput(returnStatementLineValidator, input, RETURN_LINE_MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareReturn(trx, data, actor)
-      const { line } = prepared
-      const outcome = await askOrApplyFromShell(trx, {
-        action: RETURN_LINE_ACTION,
-        target: prepared.target,
-        input: data,
-        prepared,
-        actor,
-        reason: { code: data.reason_code, comment: data.comment },
-        summary: `returned statement line #${line.id} (${formatThb(line.amount)} THB) to ${destination(data)}`,
-        run: () => runReturn(trx, prepared, data, { actor, request: null }),
-      })
-      if (outcome.request) {
-        return {
-          outcome: 'approval_requested' as const,
-          lineId: line.id,
-          amount: line.amount,
-          request: outcome.request,
-        }
-      }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareReturn(trx, data, actor)
+    const { line } = prepared
+    const outcome = await askOrApplyFromShell(trx, {
+      action: RETURN_LINE_ACTION,
+      target: prepared.target,
+      input: data,
+      prepared,
+      actor,
+      reason: { code: data.reason_code, comment: data.comment },
+      summary: `returned statement line #${line.id} (${formatThb(line.amount)} THB) to ${destination(data)}`,
+      run: () => runReturn(trx, prepared, data, { actor, request: null }),
+    })
+    if (outcome.request) {
       return {
-        outcome: 'returned' as const,
+        outcome: 'approval_requested' as const,
         lineId: line.id,
         amount: line.amount,
-        bank: data.bank,
-        accountNo: data.account_no,
-        request: null,
+        request: outcome.request,
       }
-    })
-  )
+    }
+    return {
+      outcome: 'returned' as const,
+      lineId: line.id,
+      amount: line.amount,
+      bank: data.bank,
+      accountNo: data.account_no,
+      request: null,
+    }
+  })
 }
 
 /** Locks the line; it must still wait for a decision (opening, and again on approval). */

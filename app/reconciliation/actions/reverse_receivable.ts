@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import { transitionPayment } from '#payments/payment_state'
 import {
   decisionComment,
@@ -13,10 +12,10 @@ import { receivableReversedPosting } from '#ledger/recipes'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
 import { toClaim } from '#reconciliation/receipts'
+import { inTransaction } from '#core/transaction'
 
 /** Why a payment credited on a slip's (or an operator's) word is taken back. */
 export const REVERSE_CREDIT_REASON_CODES = [
@@ -52,76 +51,71 @@ const MESSAGES = {
  */
 export async function reverseReceivable(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(reverseReceivableValidator, input, MESSAGES)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const order = await lockPayment(trx, data.platform_order_id)
-      const id = order.platformOrderId
-      const row = await trx
-        .from('receipt_claims')
-        .where('payment_order_id', order.id)
-        .forUpdate()
-        .first()
-      const claim = row ? toClaim(row) : null
-      if (!claim || claim.statementLineId !== null || claim.reversedAt !== null) {
-        throw ActionError.field(
-          'platform_order_id',
-          !claim
-            ? `${id} was not credited before its bank line: there is no receivable to reverse`
-            : claim.reversedAt
-              ? `${id}'s credit was already reversed by ${row.reversed_by_actor}`
-              : `${id} is backed by statement line #${claim.statementLineId}: the bank has its money`
-        )
-      }
-      const underlying = underlyingStatus(order)
-      if (underlying !== 'unsettled_paid' && underlying !== 'settled_paid') {
-        throw ActionError.field(
-          'platform_order_id',
-          `${id} is ${order.status}: nothing to take back`
-        )
-      }
-      const before = paymentSnapshot(order)
-      const account = underlying === 'settled_paid' ? 'available' : 'unsettled'
-      const credit = { creditedBase: order.paidAmount ?? order.amount, fee: order.fee ?? 0 }
-      await postLedgerTransaction(
-        trx,
-        receivableReversedPosting({ order, expected: claim.expectedAmount, credit, account })
+  return inTransaction(async (trx) => {
+    const order = await lockPayment(trx, data.platform_order_id)
+    const id = order.platformOrderId
+    const row = await trx
+      .from('receipt_claims')
+      .where('payment_order_id', order.id)
+      .forUpdate()
+      .first()
+    const claim = row ? toClaim(row) : null
+    if (!claim || claim.statementLineId !== null || claim.reversedAt !== null) {
+      throw ActionError.field(
+        'platform_order_id',
+        !claim
+          ? `${id} was not credited before its bank line: there is no receivable to reverse`
+          : claim.reversedAt
+            ? `${id}'s credit was already reversed by ${row.reversed_by_actor}`
+            : `${id} is backed by statement line #${claim.statementLineId}: the bank has its money`
       )
-      await trx
-        .from('receipt_claims')
-        .where('id', claim.id)
-        .update({ reversed_at: new Date(), reversed_by_actor: actor.name.slice(0, 120) })
-      const said =
-        `credit of ${formatThb(credit.creditedBase - credit.fee)} THB reversed ` +
-        `(${data.reason_code}): ${data.comment}`
-      if (order.status === 'unsettled_paid') {
-        await transitionPayment(trx, order, { to: 'freeze', actor, reason: said })
-      } else {
-        await recordOrderEvent(trx, {
-          orderType: 'payment',
-          orderId: order.id,
-          from: order.status,
-          to: order.status,
-          actor,
-          reason: said,
-        })
-      }
-      if (account === 'available') await flagNegativeBalance(trx, order.merchantId)
-      const diff = changedValues(before, paymentSnapshot(order))
-      await recordAudit(trx, actor, {
-        action: 'payment.reverse_credit',
-        target: { type: 'payment', id },
-        before: diff.before,
-        after: diff.after,
-        reason: { code: data.reason_code, comment: data.comment },
-        details: {
-          claim_id: claim.id,
-          expected: claim.expectedAmount,
-          reversed: credit.creditedBase - credit.fee,
-          fee: credit.fee,
-          from: account,
-        },
+    }
+    const underlying = underlyingStatus(order)
+    if (underlying !== 'unsettled_paid' && underlying !== 'settled_paid') {
+      throw ActionError.field('platform_order_id', `${id} is ${order.status}: nothing to take back`)
+    }
+    const before = paymentSnapshot(order)
+    const account = underlying === 'settled_paid' ? 'available' : 'unsettled'
+    const credit = { creditedBase: order.paidAmount ?? order.amount, fee: order.fee ?? 0 }
+    await postLedgerTransaction(
+      trx,
+      receivableReversedPosting({ order, expected: claim.expectedAmount, credit, account })
+    )
+    await trx
+      .from('receipt_claims')
+      .where('id', claim.id)
+      .update({ reversed_at: new Date(), reversed_by_actor: actor.name.slice(0, 120) })
+    const said =
+      `credit of ${formatThb(credit.creditedBase - credit.fee)} THB reversed ` +
+      `(${data.reason_code}): ${data.comment}`
+    if (order.status === 'unsettled_paid') {
+      await transitionPayment(trx, order, { to: 'freeze', actor, reason: said })
+    } else {
+      await recordOrderEvent(trx, {
+        orderType: 'payment',
+        orderId: order.id,
+        from: order.status,
+        to: order.status,
+        actor,
+        reason: said,
       })
-      return { order, reversed: credit.creditedBase - credit.fee, fee: credit.fee }
+    }
+    if (account === 'available') await flagNegativeBalance(trx, order.merchantId)
+    const diff = changedValues(before, paymentSnapshot(order))
+    await recordAudit(trx, actor, {
+      action: 'payment.reverse_credit',
+      target: { type: 'payment', id },
+      before: diff.before,
+      after: diff.after,
+      reason: { code: data.reason_code, comment: data.comment },
+      details: {
+        claim_id: claim.id,
+        expected: claim.expectedAmount,
+        reversed: credit.creditedBase - credit.fee,
+        fee: credit.fee,
+        from: account,
+      },
     })
-  )
+    return { order, reversed: credit.creditedBase - credit.fee, fee: credit.fee }
+  })
 }

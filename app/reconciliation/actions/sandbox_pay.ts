@@ -4,7 +4,6 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import vine from '@vinejs/vine'
 import app from '@adonisjs/core/services/app'
-import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import DepositAccount from '#payments/models/deposit_account'
 import type { ParsedStatementLine } from '#reconciliation/statement_line'
@@ -17,7 +16,7 @@ import { ActionError, thbAmount, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { buildSlipMiniQr } from '#slips/mini_qr'
 import { maskAccountNo, renderSlipImage } from '#slips/sandbox_slip_image'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export const sandboxPayValidator = vine.compile(
   vine.object({
@@ -61,24 +60,22 @@ export async function sandboxPay(input: Record<string, unknown>, actor: Actor) {
         ),
     },
   ]
-  const stored = await withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const result = await storeStatement(trx, {
-        account,
-        layout: 'sandbox',
-        fileName: `sandbox-${order.platformOrderId}-${transRef}`,
-        fileSha256: createHash('sha256').update(JSON.stringify(lines)).digest('hex'),
-        lines,
-        actor,
-      })
-      await recordAudit(trx, actor, {
-        action: 'sandbox.pay',
-        target: { type: 'payment', id: order.platformOrderId },
-        details: { amount, trans_ref: transRef, import_id: result.importId },
-      })
-      return result
+  const stored = await inTransaction(async (trx) => {
+    const result = await storeStatement(trx, {
+      account,
+      layout: 'sandbox',
+      fileName: `sandbox-${order.platformOrderId}-${transRef}`,
+      fileSha256: createHash('sha256').update(JSON.stringify(lines)).digest('hex'),
+      lines,
+      actor,
     })
-  )
+    await recordAudit(trx, actor, {
+      action: 'sandbox.pay',
+      target: { type: 'payment', id: order.platformOrderId },
+      details: { amount, trans_ref: transRef, import_id: result.importId },
+    })
+    return result
+  })
   const results = await matchImport(account.id, stored.importId)
   // A slip uploaded before the transfer arrived is verified now, not at the next sweep.
   await scheduleSlipRecheck(account.id)

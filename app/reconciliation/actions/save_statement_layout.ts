@@ -1,5 +1,4 @@
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { approvalDetails } from '#approvals/approval_requests'
@@ -23,8 +22,8 @@ import {
 import { bankCode } from '#payments/deposit_account_rules'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput, type FieldError } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const SAVE_STATEMENT_LAYOUT_ACTION = 'statement_layout.save'
 /** One change of a layout waits at a time. */
@@ -212,25 +211,23 @@ export async function saveStatementLayout(
   | { request: null; saved: { layoutId: number; version: number } }
 > {
   const data = await validateLayoutInput(input)
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareSave(trx, data)
-      const outcome = await askOrApplyFromShell(trx, {
-        action: SAVE_STATEMENT_LAYOUT_ACTION,
-        target: prepared.target,
-        input: storedInput(data),
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: 'name',
-        summary: `${prepared.layout ? 'changed' : 'defined'} statement layout ${data.name}`,
-        run: () => applySave(trx, prepared, data, actor, null),
-      })
-      return outcome.request
-        ? { request: outcome.request, saved: null }
-        : { request: null, saved: outcome.result }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareSave(trx, data)
+    const outcome = await askOrApplyFromShell(trx, {
+      action: SAVE_STATEMENT_LAYOUT_ACTION,
+      target: prepared.target,
+      input: storedInput(data),
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: 'name',
+      summary: `${prepared.layout ? 'changed' : 'defined'} statement layout ${data.name}`,
+      run: () => applySave(trx, prepared, data, actor, null),
     })
-  )
+    return outcome.request
+      ? { request: outcome.request, saved: null }
+      : { request: null, saved: outcome.result }
+  })
 }
 
 /*

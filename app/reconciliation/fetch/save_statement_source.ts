@@ -1,7 +1,6 @@
 import { X509Certificate } from 'node:crypto'
 import vine from '@vinejs/vine'
 import type { Infer } from '@vinejs/vine/types'
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { approvalDetails } from '#approvals/approval_requests'
@@ -13,7 +12,6 @@ import {
 import { actsFromShell, askOrApplyFromShell } from '#approvals/maker_checker'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, clearable, onOff, validateInput, type FieldError } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 import {
   SSH_FINGERPRINT,
@@ -28,6 +26,7 @@ import {
   type SourceKind,
   type StatementSource,
 } from '#reconciliation/fetch/statement_sources'
+import { inTransaction } from '#core/transaction'
 
 export const SAVE_STATEMENT_SOURCE_ACTION = 'statement_source.save'
 /** One change of a source waits at a time. */
@@ -452,75 +451,71 @@ export async function saveStatementSource(
   if (data.secret_id !== undefined) {
     throw ActionError.field('secret_id', 'secret_id is set by an approval request, never typed')
   }
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const prepared = await prepareSave(trx, data)
-      const { current, after, diff } = prepared
-      if (current && diff.changed.length === 0) {
-        return { id: current.id, changed: [], request: null, asked: [], breakGlass: false }
-      }
-      const secretId = data.secret !== undefined ? await stageSecret(trx, data.secret) : null
-      const stored = (fields: string[]): SaveData => ({
-        ...(current ? { id: current.id } : { kind: after.kind }),
-        ...Object.fromEntries(
-          fields
-            .filter((field) => field !== 'secret' && field !== 'kind')
-            .map((field) => [field, after[field as ConfigField] ?? 'none'])
-        ),
-        ...(secretId !== null ? { secret_id: secretId } : {}),
-        ...(data.comment ? { comment: data.comment } : {}),
-      })
-      const now = current
-        ? diff.changed.filter((field) =>
-            appliesAtOnce(field, diff.before[field], diff.after[field])
-          )
-        : []
-      const asked = diff.changed.filter((field) => !now.includes(field))
-      const applyNow = async (fields: string[], extra: Record<string, unknown> = {}) => {
-        const secret = secretId !== null ? await takeStagedSecret(trx, secretId) : null
-        return applySave(trx, prepared, fields, secret, actor, data.comment, null, extra)
-      }
-      if (asked.length === 0) {
-        await applyNow(now)
-        return { id: current!.id, changed: now, request: null, asked: [], breakGlass: false }
-      }
-      const outcome = await askOrApplyFromShell(trx, {
-        action: SAVE_STATEMENT_SOURCE_ACTION,
-        target: prepared.target,
-        input: stored(current ? asked : diff.changed),
-        prepared,
-        actor,
-        reason: { comment: data.comment },
-        field: current ? (asked.find((field) => field !== 'secret') ?? 'secret') : 'name',
-        summary: current
-          ? `changed statement source ${current.id} (deposit account ${after.deposit_account_id}): ${asked.join(', ')}`
-          : `added ${after.kind.toUpperCase()} statement source "${after.name}" (${after.host}) for deposit account ${after.deposit_account_id}`,
-        run: () => applyNow(diff.changed),
-      })
-      if (!outcome.request) {
-        return {
-          id: outcome.result.id,
-          changed: diff.changed,
-          request: null,
-          asked: [],
-          breakGlass: actsFromShell(actor),
-        }
-      }
-      if (now.length > 0) {
-        await applySave(trx, prepared, now, null, actor, data.comment, null, {
-          approval_request_id: outcome.request.id,
-          waiting_for_approval: asked,
-        })
-      }
-      return {
-        id: current?.id ?? null,
-        changed: now,
-        request: outcome.request,
-        asked,
-        breakGlass: false,
-      }
+  return inTransaction(async (trx) => {
+    const prepared = await prepareSave(trx, data)
+    const { current, after, diff } = prepared
+    if (current && diff.changed.length === 0) {
+      return { id: current.id, changed: [], request: null, asked: [], breakGlass: false }
+    }
+    const secretId = data.secret !== undefined ? await stageSecret(trx, data.secret) : null
+    const stored = (fields: string[]): SaveData => ({
+      ...(current ? { id: current.id } : { kind: after.kind }),
+      ...Object.fromEntries(
+        fields
+          .filter((field) => field !== 'secret' && field !== 'kind')
+          .map((field) => [field, after[field as ConfigField] ?? 'none'])
+      ),
+      ...(secretId !== null ? { secret_id: secretId } : {}),
+      ...(data.comment ? { comment: data.comment } : {}),
     })
-  )
+    const now = current
+      ? diff.changed.filter((field) => appliesAtOnce(field, diff.before[field], diff.after[field]))
+      : []
+    const asked = diff.changed.filter((field) => !now.includes(field))
+    const applyNow = async (fields: string[], extra: Record<string, unknown> = {}) => {
+      const secret = secretId !== null ? await takeStagedSecret(trx, secretId) : null
+      return applySave(trx, prepared, fields, secret, actor, data.comment, null, extra)
+    }
+    if (asked.length === 0) {
+      await applyNow(now)
+      return { id: current!.id, changed: now, request: null, asked: [], breakGlass: false }
+    }
+    const outcome = await askOrApplyFromShell(trx, {
+      action: SAVE_STATEMENT_SOURCE_ACTION,
+      target: prepared.target,
+      input: stored(current ? asked : diff.changed),
+      prepared,
+      actor,
+      reason: { comment: data.comment },
+      field: current ? (asked.find((field) => field !== 'secret') ?? 'secret') : 'name',
+      summary: current
+        ? `changed statement source ${current.id} (deposit account ${after.deposit_account_id}): ${asked.join(', ')}`
+        : `added ${after.kind.toUpperCase()} statement source "${after.name}" (${after.host}) for deposit account ${after.deposit_account_id}`,
+      run: () => applyNow(diff.changed),
+    })
+    if (!outcome.request) {
+      return {
+        id: outcome.result.id,
+        changed: diff.changed,
+        request: null,
+        asked: [],
+        breakGlass: actsFromShell(actor),
+      }
+    }
+    if (now.length > 0) {
+      await applySave(trx, prepared, now, null, actor, data.comment, null, {
+        approval_request_id: outcome.request.id,
+        waiting_for_approval: asked,
+      })
+    }
+    return {
+      id: current?.id ?? null,
+      changed: now,
+      request: outcome.request,
+      asked,
+      breakGlass: false,
+    }
+  })
 }
 
 /** The staged secret's ciphertext, and the staged copy deleted (it lives on in the source). */

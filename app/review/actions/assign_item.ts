@@ -3,8 +3,8 @@ import db from '@adonisjs/lucid/services/db'
 import { REVIEW_QUEUES, type ReviewQueue } from '#review/queues'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 export const assignItemValidator = vine.compile(
   vine.object({
@@ -61,45 +61,43 @@ export async function assignItems(
   const results: AssignResult[] = []
   for (const itemId of [...new Set(data.item_ids)]) {
     results.push(
-      await withDeadlockRetry(() =>
-        db.transaction(async (trx) => {
-          const item = await trx.from(table).where(column, itemId).select(column).first()
-          if (!item) return { itemId, ok: false, message: `${itemId}: not found` }
-          const held = await trx
-            .from('queue_assignments')
-            .where('queue', data.queue)
-            .where('item_id', itemId)
-            .forUpdate()
-            .first()
-          const before = held ? Number(held.operator_id) : null
-          if (before === data.operator_id) {
-            return { itemId, ok: true, message: `${itemId}: unchanged` }
-          }
-          if (held) {
-            await trx.from('queue_assignments').where('id', held.id).delete()
-          }
-          if (data.operator_id !== null) {
-            await trx.table('queue_assignments').insert({
-              queue: data.queue,
-              item_id: itemId,
-              operator_id: data.operator_id,
-              assigned_at: new Date(),
-            })
-          }
-          await recordAudit(trx, actor, {
-            action: data.operator_id === null ? 'queue.unassign' : 'queue.assign',
-            target: { type: `queue:${data.queue}`, id: itemId },
-            before: { operator_id: before },
-            after: { operator_id: data.operator_id },
+      await inTransaction(async (trx) => {
+        const item = await trx.from(table).where(column, itemId).select(column).first()
+        if (!item) return { itemId, ok: false, message: `${itemId}: not found` }
+        const held = await trx
+          .from('queue_assignments')
+          .where('queue', data.queue)
+          .where('item_id', itemId)
+          .forUpdate()
+          .first()
+        const before = held ? Number(held.operator_id) : null
+        if (before === data.operator_id) {
+          return { itemId, ok: true, message: `${itemId}: unchanged` }
+        }
+        if (held) {
+          await trx.from('queue_assignments').where('id', held.id).delete()
+        }
+        if (data.operator_id !== null) {
+          await trx.table('queue_assignments').insert({
+            queue: data.queue,
+            item_id: itemId,
+            operator_id: data.operator_id,
+            assigned_at: new Date(),
           })
-          return {
-            itemId,
-            ok: true,
-            message:
-              data.operator_id === null ? `${itemId}: back in the queue` : `${itemId}: assigned`,
-          }
+        }
+        await recordAudit(trx, actor, {
+          action: data.operator_id === null ? 'queue.unassign' : 'queue.assign',
+          target: { type: `queue:${data.queue}`, id: itemId },
+          before: { operator_id: before },
+          after: { operator_id: data.operator_id },
         })
-      )
+        return {
+          itemId,
+          ok: true,
+          message:
+            data.operator_id === null ? `${itemId}: back in the queue` : `${itemId}: assigned`,
+        }
+      })
     )
   }
   return results

@@ -10,7 +10,7 @@ import { recordOrderEvent } from '#core/order_events'
 import { dispatch } from '#core/queue/queue_manager'
 import { SYSTEM } from '#core/actor'
 import slipsConfig from '#config/slips'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export interface RecheckSummary {
   checked: number
@@ -84,31 +84,26 @@ export async function recheckSlip(slipId: number): Promise<boolean> {
     await PaymentSlip.query().where('id', slip.id).update({ checked_at: new Date() })
     return false
   }
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      const locked = await PaymentSlip.query({ client: trx })
-        .where('id', slip.id)
-        .forUpdate()
-        .first()
-      if (!locked || locked.verificationStatus !== 'pending') return false
-      locked.merge({
-        verificationStatus: verification.status,
-        verificationMsg: verification.message,
-        verification: check.record,
-        checkedAt: DateTime.utc(),
-      })
-      await locked.useTransaction(trx).save()
-      await recordOrderEvent(trx, {
-        orderType: 'payment',
-        orderId: order.id,
-        from: order.status,
-        to: order.status,
-        actor: SYSTEM,
-        reason: `slip ${slip.id} verified: ${verification.message}`,
-      })
-      return true
+  return inTransaction(async (trx) => {
+    const locked = await PaymentSlip.query({ client: trx }).where('id', slip.id).forUpdate().first()
+    if (!locked || locked.verificationStatus !== 'pending') return false
+    locked.merge({
+      verificationStatus: verification.status,
+      verificationMsg: verification.message,
+      verification: check.record,
+      checkedAt: DateTime.utc(),
     })
-  )
+    await locked.useTransaction(trx).save()
+    await recordOrderEvent(trx, {
+      orderType: 'payment',
+      orderId: order.id,
+      from: order.status,
+      to: order.status,
+      actor: SYSTEM,
+      reason: `slip ${slip.id} verified: ${verification.message}`,
+    })
+    return true
+  })
 }
 
 /**

@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon'
 import vine from '@vinejs/vine'
-import db from '@adonisjs/lucid/services/db'
 import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
 import {
@@ -22,8 +21,8 @@ import { clearAssignment } from '#review/assignments'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
-import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
+import { inTransaction } from '#core/transaction'
 
 /** Why a slip proves nothing. */
 export const SLIP_REJECT_REASON_CODES = [
@@ -121,75 +120,73 @@ function rejectSlip(
   comment: string,
   actor: Actor
 ) {
-  return withDeadlockRetry(() =>
-    db.transaction(async (trx) => {
-      // The order first, then the slip: the lock order of every payment decision.
-      const order = await PaymentOrder.query({ client: trx })
-        .where('id', orderId)
-        .forUpdate()
-        .firstOrFail()
-      const slip = await lockSlip(trx, slipId)
-      await assertUndecided(trx, slip, { decision: 'rejected', actor })
-      const live = await livePendingRequest(trx, 'mark_paid', {
-        type: 'payment',
-        id: order.platformOrderId,
-      })
-      if (live) throw pendingRefusal(live, 'slip_id')
-
-      const now = DateTime.utc()
-      const slipBefore = slipReviewSnapshot(slip)
-      const orderBefore = paymentSnapshot(order)
-      slip.merge({
-        reviewedBy: actor.operatorId ?? null,
-        reviewedAt: now,
-        reviewDecision: 'rejected',
-        reviewReasonCode: reasonCode,
-        reviewComment: comment,
-      })
-      await slip.useTransaction(trx).save()
-      await clearAssignment(trx, 'slips', slip.id)
-
-      const stillUnderReview = await hasUndecidedSlips(trx, order.id)
-      const why = `slip ${slip.id} rejected (${reasonCode}): ${comment}`
-      if (order.status === 'open' && !stillUnderReview && order.expireAt <= now) {
-        order.awaitingReview = false
-        await transitionPayment(trx, order, {
-          to: 'error',
-          actor,
-          reason: why,
-          errorReason: 'rejected',
-          now,
-        })
-      } else {
-        const flagged = order.awaitingReview
-        if (order.status === 'open' || order.status === 'freeze') {
-          order.awaitingReview = stillUnderReview
-        }
-        await order.useTransaction(trx).save()
-        await recordOrderEvent(trx, {
-          orderType: 'payment',
-          orderId: order.id,
-          from: order.status,
-          to: order.status,
-          actor,
-          reason: flagged && !order.awaitingReview ? `${why}; no longer under review` : why,
-        })
-      }
-
-      const orderDiff = changedValues(orderBefore, paymentSnapshot(order))
-      await recordAudit(trx, actor, {
-        action: 'slip.review',
-        target: { type: 'slip', id: String(slip.id) },
-        before: slipBefore,
-        after: slipReviewSnapshot(slip),
-        reason: { code: reasonCode, comment },
-        details: {
-          platform_order_id: order.platformOrderId,
-          order_before: orderDiff.before,
-          order_after: orderDiff.after,
-        },
-      })
-      return { decision: 'reject' as const, slip, order }
+  return inTransaction(async (trx) => {
+    // The order first, then the slip: the lock order of every payment decision.
+    const order = await PaymentOrder.query({ client: trx })
+      .where('id', orderId)
+      .forUpdate()
+      .firstOrFail()
+    const slip = await lockSlip(trx, slipId)
+    await assertUndecided(trx, slip, { decision: 'rejected', actor })
+    const live = await livePendingRequest(trx, 'mark_paid', {
+      type: 'payment',
+      id: order.platformOrderId,
     })
-  )
+    if (live) throw pendingRefusal(live, 'slip_id')
+
+    const now = DateTime.utc()
+    const slipBefore = slipReviewSnapshot(slip)
+    const orderBefore = paymentSnapshot(order)
+    slip.merge({
+      reviewedBy: actor.operatorId ?? null,
+      reviewedAt: now,
+      reviewDecision: 'rejected',
+      reviewReasonCode: reasonCode,
+      reviewComment: comment,
+    })
+    await slip.useTransaction(trx).save()
+    await clearAssignment(trx, 'slips', slip.id)
+
+    const stillUnderReview = await hasUndecidedSlips(trx, order.id)
+    const why = `slip ${slip.id} rejected (${reasonCode}): ${comment}`
+    if (order.status === 'open' && !stillUnderReview && order.expireAt <= now) {
+      order.awaitingReview = false
+      await transitionPayment(trx, order, {
+        to: 'error',
+        actor,
+        reason: why,
+        errorReason: 'rejected',
+        now,
+      })
+    } else {
+      const flagged = order.awaitingReview
+      if (order.status === 'open' || order.status === 'freeze') {
+        order.awaitingReview = stillUnderReview
+      }
+      await order.useTransaction(trx).save()
+      await recordOrderEvent(trx, {
+        orderType: 'payment',
+        orderId: order.id,
+        from: order.status,
+        to: order.status,
+        actor,
+        reason: flagged && !order.awaitingReview ? `${why}; no longer under review` : why,
+      })
+    }
+
+    const orderDiff = changedValues(orderBefore, paymentSnapshot(order))
+    await recordAudit(trx, actor, {
+      action: 'slip.review',
+      target: { type: 'slip', id: String(slip.id) },
+      before: slipBefore,
+      after: slipReviewSnapshot(slip),
+      reason: { code: reasonCode, comment },
+      details: {
+        platform_order_id: order.platformOrderId,
+        order_before: orderDiff.before,
+        order_after: orderDiff.after,
+      },
+    })
+    return { decision: 'reject' as const, slip, order }
+  })
 }
