@@ -14,6 +14,16 @@ const reconciliationConfig = {
    * the import (app/reconciliation/future_statement_lines.ts).
    */
   statementClockSkewSeconds: env.get('STATEMENT_CLOCK_SKEW_SECONDS', 300),
+  /**
+   * The mail servers (their authserv-id in Authentication-Results) whose
+   * DKIM verdict on a statement mail we trust; none by default, and then
+   * every mailed statement is held as a person's file above the threshold
+   * (app/reconciliation/fetch/mail_authentication.ts).
+   */
+  statementMailAuthservIds: (env.get('STATEMENT_MAIL_AUTHSERV_ID') ?? '')
+    .split(',')
+    .map((id) => id.trim())
+    .filter(Boolean),
 }
 
 export default reconciliationConfig

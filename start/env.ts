@@ -133,6 +133,7 @@ export default await Env.create(new URL('../', import.meta.url), {
   ),
   RECEIVABLE_WINDOW_HOURS: Env.schema.number.optional(),
   STATEMENT_CLOCK_SKEW_SECONDS: Env.schema.number.optional(),
+  STATEMENT_MAIL_AUTHSERV_ID: Env.schema.string.optional(),
   // Mail to operators (enrolment links, notices to admins): smtp, or log (development).
   MAIL_MAILER: Env.schema.enum.optional(['smtp', 'log'] as const),
   MAIL_FROM: Env.schema.string.optional(),

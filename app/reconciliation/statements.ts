@@ -69,11 +69,18 @@ export interface StatementOrigin {
   channel: StatementChannel
   /** The remote path, or the mail's Message-ID and attachment name. */
   detail?: string | null
+  /** What vouches that the bank wrote it (fetch/channel.ts); null: nothing does. */
+  vouchedBy?: string | null
 }
 
-/** A file from the bank's own channel, not one a person handled. */
+/**
+ * A file from the bank's own channel, not one a person handled: fetched by
+ * the worker, and vouched for (the SFTP server's pinned key, the receiving
+ * mail server's DKIM verdict). A mail that only says it is from the bank is
+ * a person's file.
+ */
 export function fromTheBank(origin: StatementOrigin | undefined) {
-  return origin?.channel === 'sftp' || origin?.channel === 'imap'
+  return (origin?.channel === 'sftp' || origin?.channel === 'imap') && Boolean(origin.vouchedBy)
 }
 
 export async function storeStatement(

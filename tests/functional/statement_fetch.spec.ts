@@ -18,6 +18,7 @@ import { dispatch, queue } from '#core/queue/queue_manager'
 import type { Actor } from '#core/actor'
 import { statementFetchFailures, statementMissing } from '#metrics/registry'
 import { fetchStatements } from '#reconciliation/fetch/fetch_statements'
+import reconciliationConfig from '#config/reconciliation'
 import { checkMissingStatements } from '#reconciliation/fetch/missing_statements'
 import { readStatementSourceFigures } from '#reconciliation/fetch/source_metrics'
 import { saveStatementSource } from '#reconciliation/fetch/save_statement_source'
@@ -167,13 +168,18 @@ async function addImapSource(
   return id!
 }
 
+/** The receiving mail server's name in its Authentication-Results, trusted in these tests. */
+const MAIL_SERVER = 'mx.gateway.test'
+
 async function mail(options: {
   from: string
   filename: string
   content: string
   messageId: string
+  /** Authentication-Results values, topmost first, as the receiving server put them on top. */
+  authenticationResults?: string[]
 }) {
-  return new MailComposer({
+  const built = await new MailComposer({
     from: options.from,
     to: 'finance@merchant.example',
     subject: 'Account statement',
@@ -186,6 +192,10 @@ async function mail(options: {
   })
     .compile()
     .build()
+  const received = (options.authenticationResults ?? [])
+    .map((value) => `Authentication-Results: ${value}\r\n`)
+    .join('')
+  return Buffer.concat([Buffer.from(received), built])
 }
 
 async function paymentStatus(order: PaymentOrder) {
@@ -596,11 +606,14 @@ test.group('statement fetch: SFTP (OpenSSH sftp-server)', (group) => {
 test.group('statement fetch: IMAP (Dovecot)', (group) => {
   let server: ImapServer
   group.tap((t) => t.skip(Boolean(IMAP_MISSING), IMAP_MISSING ?? undefined))
+  const trustedBefore = reconciliationConfig.statementMailAuthservIds
   group.setup(async () => {
     if (IMAP_MISSING) return
     server = await startImapServer()
+    reconciliationConfig.statementMailAuthservIds = [MAIL_SERVER]
   })
   group.teardown(async () => {
+    reconciliationConfig.statementMailAuthservIds = trustedBefore
     await server?.stop()
   })
   group.each.setup(() => resetDatabase())
@@ -628,6 +641,7 @@ test.group('statement fetch: IMAP (Dovecot)', (group) => {
         filename: 'STATEMENT_20261121.csv',
         content: statementPaying(order),
         messageId,
+        authenticationResults: [`${MAIL_SERVER}; dkim=pass header.d=kasikornbank.example`],
       }),
       mailbox
     )
@@ -656,6 +670,7 @@ test.group('statement fetch: IMAP (Dovecot)', (group) => {
     assert.equal(imports[0].origin, 'imap')
     assert.equal(imports[0].origin_detail, `${messageId} STATEMENT_20261121.csv`)
     assert.equal(imports[0].file_name, 'STATEMENT_20261121.csv')
+    assert.equal(imports[0].status, 'confirmed')
     const files = await fetchedFilesOf(account.id)
     assert.lengthOf(files, 1)
     assert.equal(files[0].remote_name, messageId)
@@ -670,6 +685,83 @@ test.group('statement fetch: IMAP (Dovecot)', (group) => {
     const source = (await findSource(first))!
     assert.equal(Number(source.imap_last_uid), 2)
     assert.isNotNull(source.imap_uid_validity)
+  })
+
+  test("a mail the receiving server does not vouch for is a person's file: held for a second operator above the threshold", async ({
+    assert,
+  }) => {
+    const { who, account, order } = await accountWithOpenPayment()
+    const second = await createPayment(who, '101.00')
+    const third = await createPayment(who, '102.00')
+    // Every payment here is above the platform's four-eyes threshold.
+    await db.from('platforms').update({ four_eyes_threshold: 5_000 })
+    const mailbox = `Statements${Date.now()}`
+    const sent = [
+      // Another server's verdict, however good, is not ours to trust.
+      {
+        order,
+        filename: 'OTHER_SERVER.csv',
+        results: ['mx.attacker.example; dkim=pass header.d=kasikornbank.example'],
+      },
+      // Our server's verdict is the topmost one: a pass written below it by the sender counts for nothing.
+      {
+        order: second,
+        filename: 'FAILED.csv',
+        results: [
+          `${MAIL_SERVER}; dkim=fail (signature did not verify) header.d=kasikornbank.example`,
+          `${MAIL_SERVER}; dkim=pass header.d=kasikornbank.example`,
+        ],
+      },
+      // Vouched for: folded, with comments, signed by the From address's domain.
+      {
+        order: third,
+        filename: 'VOUCHED.csv',
+        results: [
+          `${MAIL_SERVER} 1; spf=pass smtp.mailfrom=kasikornbank.example;\r\n\tdkim=pass (2048-bit key; unprotected) header.d=kasikornbank.example header.s=k1`,
+        ],
+      },
+    ]
+    for (const [index, item] of sent.entries()) {
+      await server.append(
+        await mail({
+          from: `"K-ElectronicDocument" <${BANK}>`,
+          filename: item.filename,
+          content: statementPaying(item.order),
+          messageId: `<vouch-${index}-${Date.now()}@kasikornbank.example>`,
+          authenticationResults: item.results,
+        }),
+        mailbox
+      )
+    }
+    const source = await addImapSource(server, account.id, mailbox)
+    const result = await fetchStatements(source, { force: true })
+    assert.equal(result.status, 'ok', result.error ?? '')
+
+    const imports = await importsOf(account.id)
+    assert.deepEqual(
+      imports.map((row) => [row.file_name, row.status]),
+      [
+        ['OTHER_SERVER.csv', 'awaiting_confirmation'],
+        ['FAILED.csv', 'awaiting_confirmation'],
+        ['VOUCHED.csv', 'confirmed'],
+      ]
+    )
+    const requests = await db
+      .from('approval_requests')
+      .where('action', 'statement.confirm')
+      .where('status', 'pending')
+    assert.lengthOf(requests, 2)
+    assert.equal(await paymentStatus(order), 'open')
+    assert.equal(await paymentStatus(second), 'open')
+    assert.equal(await paymentStatus(third), 'unsettled_paid')
+    const audits = await db.from('audit_logs').where('action', 'statement.import').orderBy('id')
+    const details = audits.map((audit) =>
+      typeof audit.details === 'string' ? JSON.parse(audit.details) : audit.details
+    )
+    assert.deepEqual(
+      details.map((detail) => detail.vouched_by),
+      [null, null, 'dkim=pass header.d=kasikornbank.example']
+    )
   })
 
   test('a certificate no CA vouches for, or another than the pinned one, refuses the connection', async ({

@@ -125,7 +125,7 @@ export async function importStatement(
         actor,
         judge: true,
         // One person's file: above a platform's threshold, a second operator
-        // confirms it. The bank's own channel needs no second person.
+        // confirms it. The bank's own channel, vouched for, needs no second person.
         hold: async (client, importId) => {
           if (fromTheBank(options.origin)) return false
           confirmation = await holdAboveThreshold(client, importId, data.file_name, actor)
@@ -142,6 +142,7 @@ export async function importStatement(
           layout,
           origin: options.origin?.channel ?? 'upload',
           origin_detail: options.origin?.detail ?? null,
+          vouched_by: options.origin?.vouchedBy ?? null,
           lines: result.lines,
           new_lines: result.newLines,
           awaiting_confirmation: result.held,

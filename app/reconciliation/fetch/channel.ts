@@ -13,6 +13,13 @@ export interface ChannelFile {
   /** The file's own name (the remote file's base name, the attachment's file name). */
   fileName: string
   content: Buffer
+  /**
+   * What vouches that the bank wrote it: the SFTP server's pinned host key
+   * with our key's login, or the receiving mail server's DKIM verdict
+   * (mail_authentication.ts). Null: a file a person could have written,
+   * held for a second operator above the four-eyes threshold.
+   */
+  vouchedBy: string | null
 }
 
 /** A channel that could not be reached or read: the message is safe to show (no secret in it). */

@@ -92,6 +92,9 @@ async function rememberRemote(sourceId: number, key: string, name: string, fileI
  * bank still writing it) is left for the next fetch. Remote files are
  * removed only when the source says so, and only once imported.
  */
+/** An SFTP file: the server proved the pinned host key, and only our key logs in. */
+const SFTP_VOUCH = 'sftp: pinned host key'
+
 async function fetchSftp(source: StatementSource, outcomes: FileOutcome[]) {
   const session = await openSftp(source, decryptSourceSecret(source.secret_encrypted))
   try {
@@ -107,6 +110,7 @@ async function fetchSftp(source: StatementSource, outcomes: FileOutcome[]) {
         remoteName: entry.path,
         fileName: entry.name,
         content,
+        vouchedBy: SFTP_VOUCH,
       })
       outcomes.push(outcome)
       if (outcome.outcome === 'busy' || outcome.fetched_file_id === null) continue
@@ -131,6 +135,12 @@ async function fetchImap(source: StatementSource, outcomes: FileOutcome[]) {
     const afterUid = sameMailbox ? Number(source.imap_last_uid ?? 0) : 0
     for await (const mail of session.mailsAfter(afterUid)) {
       if ('files' in mail) {
+        if (!mail.vouchedBy) {
+          logger.warn(
+            { source_id: source.id, uid: mail.uid, why: mail.notVouched },
+            "statement mail not vouched for by the mail server: its files are held as a person's"
+          )
+        }
         for (const file of mail.files) {
           const outcome = await takeFile(source, file)
           outcomes.push(outcome)

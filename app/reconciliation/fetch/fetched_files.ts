@@ -125,7 +125,7 @@ async function takeOver(row: Record<string, any>, now: Date): Promise<ClaimedFil
 async function importClaimed(
   source: StatementSource,
   claimed: ClaimedFile,
-  file: { remoteName: string; fileName: string; content: Buffer },
+  file: ChannelFile,
   sha256: string
 ): Promise<Pick<FileOutcome, 'outcome' | 'import_id' | 'error'>> {
   const earlier = await db
@@ -154,6 +154,7 @@ async function importClaimed(
                 channel: source.kind,
                 detail:
                   source.kind === 'imap' ? `${file.remoteName} ${file.fileName}` : file.remoteName,
+                vouchedBy: file.vouchedBy,
               },
             }
           )
@@ -223,7 +224,13 @@ export async function resumeAbandonedClaims(source: StatementSource): Promise<Fi
     const claimed = await takeOver(row, now)
     if (!claimed) continue
     const content = Buffer.from(await drive.use().getBytes(claimed.storageKey))
-    const file = { remoteName: String(row.remote_name), fileName: String(row.file_name), content }
+    const file = {
+      remoteName: String(row.remote_name),
+      fileName: String(row.file_name),
+      content,
+      // The mail's verdict was not kept: a mail's file taken over is a person's file.
+      vouchedBy: source.kind === 'sftp' ? 'sftp: pinned host key' : null,
+    }
     const result = await importClaimed(source, claimed, file, String(row.sha256))
     outcomes.push({
       remote_name: file.remoteName,

@@ -11,6 +11,8 @@ import {
   type ChannelFile,
 } from '#reconciliation/fetch/channel'
 import type { StatementSource } from '#reconciliation/fetch/statement_sources'
+import { vouchForSender } from '#reconciliation/fetch/mail_authentication'
+import reconciliationConfig from '#config/reconciliation'
 
 const TIMEOUTS = { connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 }
 /** Messages read per fetch: the rest wait for the next one (the last UID read is kept). */
@@ -22,6 +24,10 @@ export interface BankMail {
   messageId: string
   /** The From address as the mail says it (checked equal to the source's sender). */
   from: string
+  /** The receiving server's verdict that vouches for the sender, or null (mail_authentication.ts). */
+  vouchedBy: string | null
+  /** Why nothing vouched for it, when nothing did. */
+  notVouched: string | null
   files: ChannelFile[]
 }
 
@@ -65,7 +71,8 @@ export function imapTlsOptions(source: Pick<StatementSource, 'tls_ca' | 'host_ke
 /**
  * Opens the source's mailbox over TLS (implicit TLS, or STARTTLS required:
  * the password never crosses the wire in clear) and logs in with the
- * source's user and password.
+ * source's user and password. A mail's From address alone does not make it
+ * the bank's: the receiving server must vouch for it (mail_authentication.ts).
  */
 export async function openImap(
   source: Pick<
@@ -161,6 +168,15 @@ export async function openImap(
           continue
         }
         const messageId = mail.messageId ?? `<uid-${uidValidity}-${uid}@${source.host}>`
+        // Topmost first, as the receiving server wrote them.
+        const authenticationResults = mail.headerLines
+          .filter((header) => header.key === 'authentication-results')
+          .map((header) => header.line.slice(header.line.indexOf(':') + 1))
+        const vouch = vouchForSender(
+          authenticationResults,
+          fromAddresses[0],
+          reconciliationConfig.statementMailAuthservIds
+        )
         const files = mail.attachments
           .filter((attachment) => {
             const name = attachment.filename ?? ''
@@ -170,8 +186,16 @@ export async function openImap(
             remoteName: messageId,
             fileName: attachment.filename!.slice(0, 255),
             content: attachment.content,
+            vouchedBy: vouch.vouchedBy,
           }))
-        yield { uid, messageId, from: fromAddresses[0], files }
+        yield {
+          uid,
+          messageId,
+          from: fromAddresses[0],
+          vouchedBy: vouch.vouchedBy,
+          notVouched: vouch.why,
+          files,
+        }
       }
     },
     async end() {
