@@ -46,6 +46,7 @@ export default defineConfig({
     () => import('#start/routes'),
     () => import('#start/kernel'),
     () => import('#start/approvable_actions'),
+    () => import('#start/review_queues'),
   ],
 
   tests: {

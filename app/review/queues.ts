@@ -1,18 +1,46 @@
 import { DateTime } from 'luxon'
 
 /**
- * The review queues, where operators decide on money automation could not:
- * - frozen: payments held by an operator (item: platform_order_id);
- * - slips: flagged slips waiting for a decision (item: payment_slips.id);
- * - lines: unmatched and late statement lines (item: statement_lines.id);
- * - approvals: requests waiting for a second operator (item: approval_requests.id);
- * - callbacks: orders whose callback was given up after its attempts (item: platform_order_id).
+ * The review queues, where operators decide on money automation could not.
+ * This mechanism knows no queue: each domain registers its own when its
+ * module loads (start/review_queues.ts loads them in every process):
+ * - frozen: payments held by an operator (payments);
+ * - slips: flagged slips waiting for a decision (slips);
+ * - lines: unmatched and late statement lines (reconciliation);
+ * - approvals: requests waiting for a second operator (approvals);
+ * - callbacks: orders whose callback was given up after its attempts (callbacks).
  */
-export const REVIEW_QUEUES = ['frozen', 'slips', 'lines', 'approvals', 'callbacks'] as const
-export type ReviewQueue = (typeof REVIEW_QUEUES)[number]
+export interface ReviewQueueEntry {
+  /** The queue's name in assignments, URLs and the audit log. */
+  name: string
+  /** Where its items live (an item that does not exist cannot be assigned). */
+  items: { table: string; column: string }
+}
+
+/** A registered queue's name. */
+export type ReviewQueue = string
+
+const registered = new Map<string, ReviewQueueEntry>()
+
+export function registerReviewQueue(entry: ReviewQueueEntry) {
+  registered.set(entry.name, entry)
+  return entry.name
+}
+
+/** The registered queues' names, in the order they registered. */
+export function reviewQueueNames(): string[] {
+  return [...registered.keys()]
+}
 
 export function isReviewQueue(value: unknown): value is ReviewQueue {
-  return typeof value === 'string' && (REVIEW_QUEUES as readonly string[]).includes(value)
+  return typeof value === 'string' && registered.has(value)
+}
+
+/** A registered queue; fails loudly for a name nobody registered. */
+export function reviewQueue(name: string): ReviewQueueEntry {
+  const entry = registered.get(name)
+  if (!entry) throw new Error(`no review queue "${name}" is registered (start/review_queues.ts)`)
+  return entry
 }
 
 /** Age buckets of the queues and the dashboard, upper bounds in hours. */

@@ -1,6 +1,6 @@
 import vine from '@vinejs/vine'
 import db from '@adonisjs/lucid/services/db'
-import { REVIEW_QUEUES, type ReviewQueue } from '#review/queues'
+import { reviewQueue, reviewQueueNames } from '#review/queues'
 import { recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -8,7 +8,7 @@ import { inTransaction } from '#core/transaction'
 
 export const assignItemValidator = vine.compile(
   vine.object({
-    queue: vine.enum(REVIEW_QUEUES),
+    queue: vine.enum(() => reviewQueueNames()),
     item_ids: vine
       .array(vine.string().trim().minLength(1).maxLength(64))
       .minLength(1)
@@ -18,19 +18,10 @@ export const assignItemValidator = vine.compile(
   })
 )
 
-const MESSAGES = {
-  'queue.enum': `queue must be one of ${REVIEW_QUEUES.join(', ')}`,
+const messages = () => ({
+  'queue.enum': `queue must be one of ${reviewQueueNames().join(', ')}`,
   'item_ids.minLength': 'select at least one item',
-}
-
-/** Where each queue's items live: an item that does not exist cannot be assigned. */
-const ITEM_TABLES: Record<ReviewQueue, { table: string; column: string }> = {
-  frozen: { table: 'payment_orders', column: 'platform_order_id' },
-  slips: { table: 'payment_slips', column: 'id' },
-  lines: { table: 'statement_lines', column: 'id' },
-  approvals: { table: 'approval_requests', column: 'id' },
-  callbacks: { table: 'callback_outbox', column: 'platform_order_id' },
-}
+})
 
 export interface AssignResult {
   itemId: string
@@ -48,7 +39,7 @@ export async function assignItems(
   input: Record<string, unknown>,
   actor: Actor
 ): Promise<AssignResult[]> {
-  const data = await validateInput(assignItemValidator, input, MESSAGES)
+  const data = await validateInput(assignItemValidator, input, messages())
   if (data.operator_id !== null) {
     const operator = await db
       .from('operators')
@@ -57,7 +48,7 @@ export async function assignItems(
       .first()
     if (!operator) throw ActionError.field('operator_id', 'no active operator has this id')
   }
-  const { table, column } = ITEM_TABLES[data.queue]
+  const { table, column } = reviewQueue(data.queue).items
   const results: AssignResult[] = []
   for (const itemId of [...new Set(data.item_ids)]) {
     results.push(
