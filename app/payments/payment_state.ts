@@ -2,11 +2,11 @@ import { DateTime } from 'luxon'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type PaymentOrder from '#payments/models/payment_order'
 import Merchant from '#merchants/models/merchant'
-import { postLedgerTransaction } from '#ledger/ledger'
+import { postLedgerTransaction, postLedgerTransactions } from '#ledger/ledger'
 import { paymentPaidPosting, paymentSettledPosting, type CreditSource } from '#ledger/recipes'
 import { writePaymentCallback } from '#callbacks/outbox'
-import { recordOrderEvent } from '#core/order_events'
-import { releaseSlot } from '#payments/deposit_slots'
+import { recordOrderEvent, recordOrderEvents } from '#core/order_events'
+import { releaseSlot, releaseSlots } from '#payments/deposit_slots'
 import type { Actor } from '#core/actor'
 import type { PaymentStatus } from '#payments/payment_status'
 
@@ -161,15 +161,149 @@ export async function transitionPayment(
 
   order.status = change.to
   await order.useTransaction(trx).save()
-  await recordOrderEvent(trx, {
-    orderType: 'payment',
+  await recordOrderEvent(trx, paymentEvent(order, from, change))
+  return { paidPostingId: paid?.postingId ?? null, credited: paid?.credited ?? null }
+}
+
+/**
+ * One order of a batch paid by statement lines, as takePayment left it:
+ * changed in memory, written by transitionPayments.
+ */
+export interface PaymentTaken {
+  order: PaymentOrder
+  /** The amount the order held as its slot, released when written. */
+  slotAmount: number | null
+  paidAt: DateTime
+  reason: string
+}
+
+/**
+ * open → unsettled_paid for one order of a batch, in memory: the state table
+ * is checked here and the order changed as transitionPayment changes it, so
+ * that the next line of the batch judged against it finds it paid and its
+ * transfer_amount slot gone. Paid by the bank itself, it no longer awaits
+ * review.
+ */
+export function takePayment(
+  order: PaymentOrder,
+  change: { paidAt: DateTime; reason: string }
+): PaymentTaken {
+  assertPaymentTransition(order, 'unsettled_paid')
+  // A frozen order is never paid in a batch: only open → unsettled_paid posts the payment.
+  if (order.status !== 'open') throw new IllegalTransitionError(order.status, 'unsettled_paid')
+  const taken: PaymentTaken = {
+    order,
+    slotAmount: order.slotAmount,
+    paidAt: change.paidAt,
+    reason: order.awaitingReview ? `${change.reason}; no longer under review` : change.reason,
+  }
+  order.awaitingReview = false
+  order.status = 'unsettled_paid'
+  order.slotAmount = null
+  order.paidAt = change.paidAt
+  return taken
+}
+
+/**
+ * transitionPayment's open → unsettled_paid for many orders at once (a
+ * statement import pays thousands), in a fixed number of statements plus
+ * the callback rows, in the caller's transaction with the orders locked by
+ * the caller: the slots released, each order's PAID callback row, the
+ * orders' new state in one UPDATE and their events, and last the
+ * payment_paid postings (the recipe of one order, through
+ * postLedgerTransactions): the merchants' balance rows are locked from then
+ * to the commit, so the caller writes after it only its claims, with the
+ * postings this returns (in the order of `payments`). The receipt is the
+ * statement line the caller claims, for transfer_amount. Nothing is written
+ * twice: a posting key or a callback row already there, or an order no
+ * longer open, fails or skips as in the one-order path, and the caller rolls
+ * back.
+ */
+export async function transitionPayments(
+  trx: TransactionClientContract,
+  payments: PaymentTaken[],
+  change: { to: 'unsettled_paid'; actor: Actor; now?: DateTime }
+): Promise<Array<{ paidPostingId: number; credited: number }>> {
+  if (payments.length === 0) return []
+  const merchantIds = [...new Set(payments.map(({ order }) => order.merchantId))]
+  const merchants = new Map(
+    (await Merchant.query({ client: trx }).whereIn('id', merchantIds)).map((merchant) => [
+      merchant.id,
+      merchant,
+    ])
+  )
+  const merchantOf = (order: PaymentOrder) => {
+    const merchant = merchants.get(order.merchantId)
+    if (!merchant) throw new Error(`Payment order ${order.id}: no merchant ${order.merchantId}`)
+    return merchant
+  }
+
+  const credits = payments.map(({ order }) =>
+    paidCredit(order, merchantOf(order), { source: 'clearing', received: order.transferAmount })
+  )
+  await releaseSlots(
+    trx,
+    payments.flatMap(({ order, slotAmount }) =>
+      slotAmount === null ? [] : [{ accountId: order.depositAccountId, slotAmount }]
+    )
+  )
+  for (const { order } of payments) {
+    await writePaymentCallback(trx, order, merchantOf(order), 'PAID')
+  }
+
+  const now = change.now ?? DateTime.utc()
+  const ids = payments.map(({ order }) => order.id)
+  const cases = `CASE id ${payments.map(() => 'WHEN ? THEN ?').join(' ')} END`
+  const [result] = await trx.rawQuery(
+    `UPDATE payment_orders SET status = 'unsettled_paid', awaiting_review = 0, slot_amount = NULL,
+       fee = ${cases}, paid_amount = ${cases}, paid_at = ${cases}, updated_at = ?
+     WHERE id IN (${ids.map(() => '?').join(', ')}) AND status = 'open'`,
+    [
+      ...payments.flatMap(({ order }) => [order.id, order.fee!]),
+      ...payments.flatMap(({ order }) => [order.id, order.paidAmount!]),
+      ...payments.flatMap(({ order, paidAt }) => [order.id, paidAt.toJSDate()]),
+      now.toJSDate(),
+      ...ids,
+    ]
+  )
+  // The caller holds the orders locked and found them open.
+  if (Number(result.affectedRows) !== payments.length) {
+    throw new Error(`Paid ${result.affectedRows} of ${payments.length} orders: not all were open`)
+  }
+  for (const { order } of payments) order.updatedAt = now
+
+  await recordOrderEvents(
+    trx,
+    payments.map(({ order, reason }) =>
+      paymentEvent(order, 'open', { to: change.to, actor: change.actor, reason })
+    )
+  )
+
+  // Last: the merchants' balance rows stay locked from here to the commit.
+  const postingIds = await postLedgerTransactions(
+    trx,
+    credits.map(({ posting }) => posting)
+  )
+  return credits.map((credit, index) => ({
+    paidPostingId: postingIds[index],
+    credited: credit.credited,
+  }))
+}
+
+/** The order's event for a change, as its timeline shows it. */
+function paymentEvent(
+  order: PaymentOrder,
+  from: PaymentStatus,
+  change: Pick<PaymentChange, 'to' | 'actor' | 'reason'>
+) {
+  return {
+    orderType: 'payment' as const,
     orderId: order.id,
     from,
     to: change.to,
     actor: change.actor,
     reason: change.reason,
-  })
-  return { paidPostingId: paid?.postingId ?? null, credited: paid?.credited ?? null }
+  }
 }
 
 /** Frees the order's transfer_amount (its slot_amount and its deposit_slots row) for other orders. */
@@ -185,9 +319,18 @@ async function postPaid(
   merchant: Merchant,
   receipt: PaymentChange['receipt']
 ) {
-  const credit = paymentPaidPosting(order, merchant.paymentFeeRateBps, receipt ?? {})
+  const credit = paidCredit(order, merchant, receipt)
   const postingId = await postLedgerTransaction(trx, credit.posting)
+  return { postingId, credited: credit.credited }
+}
+
+/**
+ * The payment_paid posting of an order (the ledger's recipe), for one order
+ * or a batch; the order takes its fee and what it credits before the fee.
+ */
+function paidCredit(order: PaymentOrder, merchant: Merchant, receipt: PaymentChange['receipt']) {
+  const credit = paymentPaidPosting(order, merchant.paymentFeeRateBps, receipt ?? {})
   order.fee = credit.fee
   order.paidAmount = credit.creditedBase
-  return { postingId, credited: credit.credited }
+  return credit
 }

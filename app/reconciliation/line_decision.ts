@@ -9,7 +9,9 @@ import { formatAmount } from '#core/money'
 import type { Actor } from '#core/actor'
 import { AlreadyDone, atWhen, byWhom } from '#core/already_done'
 import { assertLineUnclaimed, claimOfLine } from '#reconciliation/receipts'
-import { findCandidates, judgeLine, receivableNamedBy, toLineRow } from '#reconciliation/match_line'
+import { findCandidates } from '#reconciliation/matching/candidates'
+import { judgeLine, receivableNamedBy } from '#reconciliation/matching/rules'
+import { toLineRow } from '#reconciliation/matching/line_row'
 
 /**
  * The approval kind shared by every decision on a statement line: its

@@ -3,7 +3,9 @@ import type ApprovalRequest from '#approvals/models/approval_request'
 import { needsFourEyes, openApprovalRequest } from '#approvals/approval_requests'
 import { formatThb } from '#core/money'
 import type { Actor } from '#core/actor'
-import { findCandidates, judgeLine, LINE_COLUMNS, toLineRow } from '#reconciliation/match_line'
+import { findCandidates } from '#reconciliation/matching/candidates'
+import { judgeLine } from '#reconciliation/matching/rules'
+import { LINE_COLUMNS, toLineRow } from '#reconciliation/matching/line_row'
 
 /**
  * No money on one person's file (docs/reconciliation.md, "A file imported by

@@ -5,18 +5,16 @@ import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybu
 import type DepositAccount from '#payments/models/deposit_account'
 import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
 import { formatThb } from '#core/money'
+import { findCandidates } from '#reconciliation/matching/candidates'
+import { isPayoutReference, judgeLine, type Judgement } from '#reconciliation/matching/rules'
 import {
-  findCandidates,
-  judgeLine,
   LINE_COLUMNS,
-  isPayoutReference,
-  settleLines,
-  setLines,
   toLineRow,
-  type Judgement,
   type LineRow,
   type MatchResult,
-} from '#reconciliation/match_line'
+} from '#reconciliation/matching/line_row'
+import { settleLines } from '#reconciliation/matching/settle'
+import { setLines } from '#reconciliation/matching/line_status'
 import { withDeadlockRetry } from '#core/db_retry'
 import { lockBankAccount, postLedgerTransactions } from '#ledger/ledger'
 import { bankStatementPosting } from '#ledger/recipes'

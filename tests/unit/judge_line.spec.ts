@@ -6,7 +6,8 @@ import type { PaymentStatus } from '#payments/payment_state'
 import type { PayoutStatus } from '#payouts/payout_state'
 import type { OpenReceivable } from '#reconciliation/receipts'
 import type { PayoutConfirmation } from '#payouts/payout_confirmations'
-import { judgeLine, NO_ORDER_NOTE, type Candidates, type LineRow } from '#reconciliation/match_line'
+import { judgeLine, NO_ORDER_NOTE, type Candidates } from '#reconciliation/matching/rules'
+import type { LineRow } from '#reconciliation/matching/line_row'
 
 /**
  * The matching rules of docs/reconciliation.md ("Matching rules") as
@@ -25,7 +26,7 @@ const AT = DateTime.fromISO('2025-03-01T03:00:00.000Z', { zone: 'utc' })
 const WITHDRAW_ID = 'ABCW20250301WWWWWWWWWWWW'
 const SETTLEMENT_ID = 'ABCM20250301MMMMMMMMMMMM'
 
-/** As `key` in match_line.ts: the candidates' maps are keyed `account|value`. */
+/** As `candidateKey` in matching/rules.ts: the candidates' maps are keyed `account|value`. */
 const key = (accountId: number, value: string | number) => `${accountId}|${value}`
 
 function line(fields: Partial<LineRow> = {}): LineRow {

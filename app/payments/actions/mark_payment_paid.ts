@@ -12,9 +12,10 @@ import {
   type ApprovalTarget,
   type RunContext,
 } from '#approvals/approvable_actions'
-import { actOrRequestApproval } from '#approvals/approval_requests'
+import { decideWithFourEyes } from '#approvals/four_eyes_decision'
 import { transitionPayment } from '#payments/payment_state'
 import { assertNotFrozenForApproval } from '#payments/frozen_orders'
+import { flagForReview } from '#payments/review_flag'
 import { alreadyPaidRefusal } from '#payments/decision_truth'
 import {
   decisionComment,
@@ -28,8 +29,8 @@ import {
   hasUndecidedSlips,
   latestSlipReviewer,
   lockSlip,
-  slipReviewSnapshot,
 } from '#slips/slip_review'
+import { approveSlip } from '#slips/slip_decision'
 import { clearAssignment } from '#review/assignments'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
@@ -45,7 +46,6 @@ import {
 } from '#reconciliation/payment_receipts'
 import { insertClaim, type ClaimPath } from '#reconciliation/receipts'
 import { writeDecision } from '#reconciliation/line_decision'
-import { inTransaction } from '#core/transaction'
 
 /** Why an operator says the customer paid. */
 export const MARK_PAID_REASON_CODES = [
@@ -111,25 +111,23 @@ export async function markPaymentPaid(
   actor: Actor
 ): Promise<MarkPaidResult> {
   const data = await validateInput(markPaymentPaidValidator, input, MARK_PAID_MESSAGES)
-  return inTransaction(async (trx) => {
-    const prepared = await prepareMarkPaid(trx, data, actor)
-    const { request } = await actOrRequestApproval(trx, {
-      action: 'payment.mark_paid',
-      target: prepared.target,
-      input: data,
-      prepared,
-      actor,
-      reason: { code: data.reason_code, comment: data.comment },
-      threshold: prepared.platform.fourEyesThreshold,
+  const { prepared, request } = await decideWithFourEyes({
+    action: 'payment.mark_paid',
+    data,
+    actor,
+    reason: { code: data.reason_code, comment: data.comment },
+    field: 'platform_order_id',
+    prepare: async (trx) => {
+      const locked = await prepareMarkPaid(trx, data, actor)
+      const threshold = locked.platform.fourEyesThreshold
       // The money that moves, not the order's amount (it may credit what was received).
-      amount: amountCredited(prepared.order, prepared.receipt),
-      field: 'platform_order_id',
-      run: () => runMarkPaid(trx, prepared, data, { actor, request: null }),
-    })
-    return request
-      ? { outcome: 'approval_requested' as const, order: prepared.order, request }
-      : { outcome: 'paid' as const, order: prepared.order, request: null }
+      return { prepared: locked, threshold, amount: amountCredited(locked.order, locked.receipt) }
+    },
+    run: (trx, locked) => runMarkPaid(trx, locked, data, { actor, request: null }),
   })
+  return request
+    ? { outcome: 'approval_requested', order: prepared.order, request }
+    : { outcome: 'paid', order: prepared.order, request: null }
 }
 
 /**
@@ -321,21 +319,10 @@ export async function runMarkPaid(
     },
   })
   if (slip) {
-    const slipBefore = slipReviewSnapshot(slip)
-    slip.merge({
+    await approveSlip(trx, slip, {
+      actor,
       reviewedBy: request ? request.reviewedBy : (actor.operatorId ?? null),
-      reviewedAt: now,
-      reviewDecision: 'approved',
-      reviewReasonCode: data.reason_code,
-      reviewComment: data.comment,
-    })
-    await slip.useTransaction(trx).save()
-    await clearAssignment(trx, 'slips', slip.id)
-    await recordAudit(trx, actor, {
-      action: 'slip.review',
-      target: { type: 'slip', id: String(slip.id) },
-      before: slipBefore,
-      after: slipReviewSnapshot(slip),
+      at: now,
       reason: { code: data.reason_code, comment: data.comment },
       details: {
         platform_order_id: order.platformOrderId,
@@ -366,13 +353,7 @@ export async function holdForReview(
   const current = await lockPayment(trx, order.platformOrderId)
   order.awaitingReview = true
   if (current.awaitingReview) return
-  current.awaitingReview = true
-  await current.useTransaction(trx).save()
-  await recordOrderEvent(trx, {
-    orderType: 'payment',
-    orderId: order.id,
-    from: order.status,
-    to: order.status,
+  await flagForReview(trx, current, {
     actor: { name: request.requestedByActor, operatorId: request.requestedBy },
     reason: `approval request #${request.id}: marking paid waits for a second operator`,
   })

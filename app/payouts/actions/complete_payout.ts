@@ -14,6 +14,8 @@ import { recordOrderEvent } from '#core/order_events'
 import { SYSTEM, type Actor } from '#core/actor'
 import { sweepDue } from '#core/sweep'
 import { atTheBankSql, isAtTheBank } from '#payouts/at_the_bank'
+import { claimPayoutReturn, linkReturnPosting } from '#payouts/payout_returns'
+import { ReceiptClaimedError } from '#reconciliation/receipts'
 import { inTransaction } from '#core/transaction'
 
 /** A re-run after a lost COMMIT finds the order final (or the hold released) and changes nothing. */
@@ -57,6 +59,48 @@ export async function completePayout(
     })
     return true
   })
+}
+
+/**
+ * A statement line naming a bulk-file payout with its amount (the matcher's
+ * verdict) settles it, in the caller's transaction with the payout locked: a
+ * debit completes it, a credit is its return, which claims the line (its
+ * money gave the merchant the hold back) before failing the payout. Returns
+ * why not when another decision already took the credit's money: the payout
+ * stays as it is, for an operator.
+ */
+export async function completePayoutByLine(
+  trx: TransactionClientContract,
+  line: {
+    id: number
+    deposit_account_id: number
+    direction: 'credit' | 'debit'
+    amount: number
+    reference: string | null
+  },
+  order: PayoutOrder
+): Promise<string | null> {
+  const outcome: PayoutOutcome =
+    line.direction === 'debit' ? { success: true } : { success: false, reason: 'returned_by_bank' }
+  if (!outcome.success) {
+    try {
+      await claimPayoutReturn(trx, { line, payout: order, actor: SYSTEM })
+    } catch (error) {
+      // Only the INSERT failed; the caller's transaction goes on without this line.
+      if (!(error instanceof ReceiptClaimedError)) throw error
+      return `${line.reference}: ${error.message}`
+    }
+  }
+  await completePayout(order.id, outcome, {
+    client: trx,
+    reason: `statement line ${line.id}`,
+    // The statement itself says the money left: confirmed by this line.
+    sentBy: { line: { id: line.id, depositAccountId: line.deposit_account_id } },
+  })
+  if (!outcome.success) await linkReturnPosting(trx, line.id, order)
+  // Final now: another line naming it finds no pending payout.
+  order.status = outcome.success ? 'success' : 'failed'
+  return null
 }
 
 /**

@@ -6,11 +6,8 @@ import Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
-import {
-  actOrRequestApproval,
-  livePendingRequest,
-  pendingRefusal,
-} from '#approvals/approval_requests'
+import { livePendingRequest, pendingRefusal } from '#approvals/approval_requests'
+import { decideWithFourEyes } from '#approvals/four_eyes_decision'
 import { AMOUNT_POLICIES, runMarkPaid } from '#payments/actions/mark_payment_paid'
 import { assertNotFrozenForApproval } from '#payments/frozen_orders'
 import {
@@ -38,9 +35,14 @@ import {
   lockLine,
   statementLineId,
   writeDecision,
+  type StatementLineRow,
 } from '#reconciliation/line_decision'
-import { claimOfOrder, clearReceivables, insertClaim } from '#reconciliation/receipts'
-import { inTransaction } from '#core/transaction'
+import {
+  claimOfOrder,
+  clearReceivables,
+  insertClaim,
+  type ReceiptClaim,
+} from '#reconciliation/receipts'
 
 /** Why an operator says a statement line pays a given order. */
 export const ATTACH_LINE_REASON_CODES = [
@@ -113,36 +115,22 @@ export async function attachStatementLine(
   actor: Actor
 ): Promise<AttachLineResult> {
   const data = await validateInput(attachStatementLineValidator, input, ATTACH_LINE_MESSAGES)
-  return inTransaction(async (trx) => {
-    const prepared = await prepareAttachLine(trx, data, actor)
-    const { request, result } = await actOrRequestApproval(trx, {
-      action: 'statement_line.attach',
-      target: prepared.target,
-      input: data,
-      prepared,
-      actor,
-      reason: { code: data.reason_code, comment: data.comment },
-      threshold: prepared.platform.fourEyesThreshold,
-      amount: prepared.line.amount,
-      run: () => runAttachLine(trx, prepared, data, { actor, request: null }),
-    })
-    if (request) {
-      return {
-        outcome: 'approval_requested' as const,
-        lineId: prepared.line.id,
-        order: prepared.order,
-        request,
-      }
-    }
-    return {
-      outcome: result.outcome,
-      lineId: prepared.line.id,
-      order: prepared.order,
-      credited: result.credited,
-      fee: result.fee,
-      request: null,
-    }
+  const { prepared, request, result } = await decideWithFourEyes({
+    action: 'statement_line.attach',
+    data,
+    actor,
+    reason: { code: data.reason_code, comment: data.comment },
+    prepare: async (trx) => {
+      const locked = await prepareAttachLine(trx, data, actor)
+      const threshold = locked.platform.fourEyesThreshold
+      return { prepared: locked, threshold, amount: locked.line.amount }
+    },
+    run: (trx, locked) => runAttachLine(trx, locked, data, { actor, request: null }),
   })
+  const { line, order } = prepared
+  if (request) return { outcome: 'approval_requested', lineId: line.id, order, request }
+  const { outcome, credited, fee } = result
+  return { outcome, lineId: line.id, order, credited, fee, request: null }
 }
 
 /** Locks the line, then the order; checks both allow the attachment now. */
@@ -177,28 +165,11 @@ export async function prepareAttachLine(
   const platform = await Platform.findOrFail(merchant.platformId, { client: trx })
   // Locked: a line the matcher clears it with meanwhile is seen before deciding.
   const credited = await claimOfOrder(trx, order.id, { lock: true })
+  const target = lineTarget(line, actor)
   if (credited && credited.statementLineId === null) {
-    // Credited before its line: this line clears the receivable. Another
-    // amount than expected changes the credit to what arrived, by decision.
-    if (credited.expectedAmount !== line.amount && data.amount_policy !== 'credit_received') {
-      const now = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
-      throw ActionError.field(
-        'amount_policy',
-        `${id} was credited ${formatThb(credited.credited)} THB for ${formatThb(credited.expectedAmount)} THB expected, ` +
-          `but line #${line.id} received ${formatThb(line.amount)} THB: credit what was received ` +
-          `(${formatThb(now.credited)} THB after the fee of ${formatThb(now.fee)}; the merchant's balance moves by ${formatThb(now.credited - credited.credited)} THB)`
-      )
-    }
-    const mode = 'clear' as const
-    return {
-      line,
-      order,
-      merchant,
-      platform,
-      mode,
-      receivable: credited,
-      target: lineTarget(line, actor),
-    }
+    // Credited before its line: this line clears the receivable.
+    assertClearAmount(order, line, credited, data, merchant)
+    return { line, order, merchant, platform, mode: 'clear' as const, receivable: credited, target }
   }
   if (order.transferAmount !== line.amount) {
     throw ActionError.field(
@@ -206,155 +177,92 @@ export async function prepareAttachLine(
       `${id} expects ${formatThb(order.transferAmount)} THB but line #${line.id} is ${formatThb(line.amount)} THB: credit the merchant or return the line instead`
     )
   }
-  let mode: 'pay' | 'late'
-  const underlying = underlyingStatus(order)
-  if (underlying === 'open') {
-    mode = 'pay'
+  const mode = await payOrLate(trx, order, credited)
+  return { line, order, merchant, platform, mode, receivable: null, target }
+}
+
+/**
+ * A receivable cleared by a line of another amount than expected: the
+ * credit changes to what arrived, only by decision (amount_policy).
+ */
+function assertClearAmount(
+  order: PaymentOrder,
+  line: StatementLineRow,
+  receivable: ReceiptClaim,
+  data: AttachLineData,
+  merchant: Merchant
+) {
+  if (receivable.expectedAmount === line.amount || data.amount_policy === 'credit_received') return
+  const now = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
+  throw ActionError.field(
+    'amount_policy',
+    `${order.platformOrderId} was credited ${formatThb(receivable.credited)} THB for ${formatThb(receivable.expectedAmount)} THB expected, ` +
+      `but line #${line.id} received ${formatThb(line.amount)} THB: credit what was received ` +
+      `(${formatThb(now.credited)} THB after the fee of ${formatThb(now.fee)}; the merchant's balance moves by ${formatThb(now.credited - receivable.credited)} THB)`
+  )
+}
+
+/**
+ * An open order (or one frozen while open) is paid, unless a mark-paid
+ * request waits on it; an error order never credited takes the line as a
+ * late payment; any other is refused.
+ */
+async function payOrLate(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  credited: ReceiptClaim | null
+): Promise<'pay' | 'late'> {
+  const id = order.platformOrderId
+  if (underlyingStatus(order) === 'open') {
     const markPaid = await livePendingRequest(trx, 'mark_paid', { type: 'payment', id })
     if (markPaid) throw pendingRefusal(markPaid, 'platform_order_id')
-  } else if (order.status === 'error' && !credited) {
-    mode = 'late'
-  } else if (order.status === 'error') {
+    return 'pay'
+  }
+  if (order.status === 'error' && !credited) return 'late'
+  if (order.status === 'error') {
     throw ActionError.field(
       'platform_order_id',
       `${id} was already credited late from statement line #${credited!.statementLineId}: this line is another transfer (credit the merchant or return it)`
     )
-  } else {
-    throw ActionError.field(
-      'platform_order_id',
-      `${id} is already ${order.status}${order.status === 'freeze' ? ' (frozen after it was paid)' : ''}: this line cannot pay it again`
-    )
   }
-  return {
-    line,
-    order,
-    merchant,
-    platform,
-    mode,
-    receivable: null,
-    target: lineTarget(line, actor),
-  }
+  throw ActionError.field(
+    'platform_order_id',
+    `${id} is already ${order.status}${order.status === 'freeze' ? ' (frozen after it was paid)' : ''}: this line cannot pay it again`
+  )
 }
 
-/** The attachment itself, in the caller's transaction, after prepareAttachLine. */
+/** What each way of attaching the line reports. */
+const ATTACH_OUTCOMES = {
+  pay: 'paid',
+  clear: 'receivable_cleared',
+  late: 'late_credited',
+} as const
+
+/** What a branch of the attachment put on the merchant's balance, and the fee it took. */
+interface AttachCredit {
+  credited: number | null
+  fee: number | null
+}
+
+/**
+ * The attachment itself, in the caller's transaction, after
+ * prepareAttachLine: the order paid, its receivable cleared, or a late
+ * payment credited; then the line's decision.
+ */
 export async function runAttachLine(
   trx: TransactionClientContract,
   prepared: AttachLinePrepared,
   data: AttachLineData,
   context: RunContext
 ) {
-  const { line, order, merchant, platform, mode } = prepared
+  const { line, order, merchant, mode } = prepared
   const { actor, request } = context
-  const said = `statement line #${line.id} (${data.reason_code}): ${data.comment}`
-  let credited: number | null = null
-  let fee: number | null = null
-  if (mode === 'pay') {
-    // The same change as an operator marking it paid, from the statement's evidence.
-    await runMarkPaid(
-      trx,
-      {
-        order,
-        slip: null,
-        platform,
-        target: {
-          type: 'payment',
-          id: order.platformOrderId,
-          amount: order.amount,
-          reviewedBy: null,
-        },
-        receipt: { kind: 'line', line, how: 'attached' },
-        claimPath: 'attach',
-      },
-      { platform_order_id: order.platformOrderId, reason_code: 'seen_on_statement', comment: said },
-      context
-    )
-    fee = order.fee
-  } else if (mode === 'clear') {
-    const receivable = prepared.receivable!
-    let settled: ReturnType<typeof paymentCredit> | null = null
-    if (receivable.expectedAmount === line.amount) {
-      await postLedgerTransaction(trx, receivableClearedPosting(line, order))
-    } else {
-      // What arrived decides: the credit given on the slip's word is corrected.
-      settled = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
-      await postLedgerTransaction(
-        trx,
-        receivableSettledPosting({
-          line,
-          order,
-          expected: receivable.expectedAmount,
-          before: { creditedBase: order.paidAmount ?? order.amount, fee: order.fee ?? 0 },
-          after: settled,
-          account: underlyingStatus(order) === 'settled_paid' ? 'available' : 'unsettled',
-        })
-      )
-      order.paidAmount = settled.creditedBase
-      order.fee = settled.fee
-      await order.useTransaction(trx).save()
-      credited = settled.credited
-      fee = settled.fee
-    }
-    await clearReceivables(
-      trx,
-      [
-        {
-          claimId: receivable.id,
-          lineId: line.id,
-          amount: line.amount,
-          credit: settled ? { credited: settled.credited, fee: settled.fee } : undefined,
-        },
-      ],
-      new Date()
-    )
-    await recordOrderEvent(trx, {
-      orderType: 'payment',
-      orderId: order.id,
-      from: order.status,
-      to: order.status,
-      actor,
-      reason:
-        `statement line #${line.id} attached: the payment credited before its line is backed by the bank` +
-        (settled
-          ? ` for ${formatThb(line.amount)} THB received: credit corrected to ${formatThb(settled.credited)} THB (fee ${formatThb(settled.fee)})`
-          : '') +
-        (request ? `, approval request #${request.id}` : '') +
-        `: ${data.comment}`,
-    })
-  } else {
-    fee = order.fee ?? rateFee(order.amount, merchant.paymentFeeRateBps)
-    credited = order.amount - fee
-    const postingId = await postLedgerTransaction(trx, latePaymentPosting(order, line, fee))
-    // The line and the order are claimed once: a second late credit of either is refused.
-    await insertClaim(
-      trx,
-      {
-        depositAccountId: line.deposit_account_id,
-        statementLineId: line.id,
-        path: 'late_credit',
-        actor,
-        paymentOrderId: order.id,
-        merchantId: merchant.id,
-        expectedAmount: line.amount,
-        credited,
-        fee,
-        approvalRequestId: request?.id ?? null,
-        ledgerTransactionId: postingId,
-      },
-      'statement_line_id'
-    )
-    await recordOrderEvent(trx, {
-      orderType: 'payment',
-      orderId: order.id,
-      from: order.status,
-      to: order.status,
-      actor,
-      reason:
-        `late payment: statement line #${line.id} credited ${formatThb(credited)} THB ` +
-        `(fee ${formatThb(fee)}) to the merchant's balance` +
-        (request ? `, approval request #${request.id}` : '') +
-        `: ${data.comment}`,
-    })
-  }
+  const { credited, fee } =
+    mode === 'pay'
+      ? await payOrder(trx, prepared, data, context)
+      : mode === 'clear'
+        ? await clearReceivable(trx, prepared, data, context)
+        : await creditLatePayment(trx, prepared, data, context)
   await writeDecision(trx, line, {
     decision: 'attached',
     actor,
@@ -377,18 +285,148 @@ export async function runAttachLine(
     requestId: request?.id ?? null,
   })
   return {
-    outcome:
-      mode === 'pay'
-        ? ('paid' as const)
-        : mode === 'clear'
-          ? ('receivable_cleared' as const)
-          : ('late_credited' as const),
+    outcome: ATTACH_OUTCOMES[mode],
     statement_line_id: line.id,
     platform_order_id: order.platformOrderId,
     order_status: order.status,
     credited,
     fee,
   }
+}
+
+/** An open order: the same change as an operator marking it paid, from the statement's evidence. */
+async function payOrder(
+  trx: TransactionClientContract,
+  prepared: AttachLinePrepared,
+  data: AttachLineData,
+  context: RunContext
+): Promise<AttachCredit> {
+  const { line, order, platform } = prepared
+  const said = `statement line #${line.id} (${data.reason_code}): ${data.comment}`
+  await runMarkPaid(
+    trx,
+    {
+      order,
+      slip: null,
+      platform,
+      target: {
+        type: 'payment',
+        id: order.platformOrderId,
+        amount: order.amount,
+        reviewedBy: null,
+      },
+      receipt: { kind: 'line', line, how: 'attached' },
+      claimPath: 'attach',
+    },
+    { platform_order_id: order.platformOrderId, reason_code: 'seen_on_statement', comment: said },
+    context
+  )
+  return { credited: null, fee: order.fee }
+}
+
+/**
+ * An order credited before its line: the line clears the receivable; when
+ * it received another amount, what arrived decides and the credit given on
+ * the slip's word is corrected.
+ */
+async function clearReceivable(
+  trx: TransactionClientContract,
+  prepared: AttachLinePrepared,
+  data: AttachLineData,
+  context: RunContext
+): Promise<AttachCredit> {
+  const { line, order, merchant } = prepared
+  const { actor, request } = context
+  const receivable = prepared.receivable!
+  let settled: ReturnType<typeof paymentCredit> | null = null
+  if (receivable.expectedAmount === line.amount) {
+    await postLedgerTransaction(trx, receivableClearedPosting(line, order))
+  } else {
+    settled = paymentCredit(order, line.amount, merchant.paymentFeeRateBps)
+    await postLedgerTransaction(
+      trx,
+      receivableSettledPosting({
+        line,
+        order,
+        expected: receivable.expectedAmount,
+        before: { creditedBase: order.paidAmount ?? order.amount, fee: order.fee ?? 0 },
+        after: settled,
+        account: underlyingStatus(order) === 'settled_paid' ? 'available' : 'unsettled',
+      })
+    )
+    order.paidAmount = settled.creditedBase
+    order.fee = settled.fee
+    await order.useTransaction(trx).save()
+  }
+  const credit = settled ? { credited: settled.credited, fee: settled.fee } : undefined
+  await clearReceivables(
+    trx,
+    [{ claimId: receivable.id, lineId: line.id, amount: line.amount, credit }],
+    new Date()
+  )
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor,
+    reason:
+      `statement line #${line.id} attached: the payment credited before its line is backed by the bank` +
+      (settled
+        ? ` for ${formatThb(line.amount)} THB received: credit corrected to ${formatThb(settled.credited)} THB (fee ${formatThb(settled.fee)})`
+        : '') +
+      (request ? `, approval request #${request.id}` : '') +
+      `: ${data.comment}`,
+  })
+  return credit ?? { credited: null, fee: null }
+}
+
+/**
+ * An order already closed (error is final): it keeps its status, and the
+ * amount less its fee goes to the merchant's available balance.
+ */
+async function creditLatePayment(
+  trx: TransactionClientContract,
+  prepared: AttachLinePrepared,
+  data: AttachLineData,
+  context: RunContext
+): Promise<AttachCredit> {
+  const { line, order, merchant } = prepared
+  const { actor, request } = context
+  const fee = order.fee ?? rateFee(order.amount, merchant.paymentFeeRateBps)
+  const credited = order.amount - fee
+  const postingId = await postLedgerTransaction(trx, latePaymentPosting(order, line, fee))
+  // The line and the order are claimed once: a second late credit of either is refused.
+  await insertClaim(
+    trx,
+    {
+      depositAccountId: line.deposit_account_id,
+      statementLineId: line.id,
+      path: 'late_credit',
+      actor,
+      paymentOrderId: order.id,
+      merchantId: merchant.id,
+      expectedAmount: line.amount,
+      credited,
+      fee,
+      approvalRequestId: request?.id ?? null,
+      ledgerTransactionId: postingId,
+    },
+    'statement_line_id'
+  )
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor,
+    reason:
+      `late payment: statement line #${line.id} credited ${formatThb(credited)} THB ` +
+      `(fee ${formatThb(fee)}) to the merchant's balance` +
+      (request ? `, approval request #${request.id}` : '') +
+      `: ${data.comment}`,
+  })
+  return { credited, fee }
 }
 
 /*

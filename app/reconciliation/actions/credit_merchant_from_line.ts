@@ -5,7 +5,7 @@ import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
-import { actOrRequestApproval } from '#approvals/approval_requests'
+import { decideWithFourEyes } from '#approvals/four_eyes_decision'
 import { lockMerchant } from '#merchants/merchant_rules'
 import { decisionComment } from '#payments/payment_rules'
 import { postLedgerTransaction } from '#ledger/ledger'
@@ -22,7 +22,6 @@ import {
   statementLineId,
   writeDecision,
 } from '#reconciliation/line_decision'
-import { inTransaction } from '#core/transaction'
 
 /** Why an operator says a statement line's money belongs to a merchant. */
 export const CREDIT_LINE_REASON_CODES = [
@@ -76,36 +75,22 @@ export async function creditMerchantFromLine(
   actor: Actor
 ): Promise<CreditLineResult> {
   const data = await validateInput(creditMerchantFromLineValidator, input, CREDIT_LINE_MESSAGES)
-  return inTransaction(async (trx) => {
-    const prepared = await prepareCreditLine(trx, data, actor)
-    const { request, result } = await actOrRequestApproval(trx, {
-      action: 'statement_line.credit_merchant',
-      target: prepared.target,
-      input: data,
-      prepared,
-      actor,
-      reason: { code: data.reason_code, comment: data.comment },
-      threshold: prepared.platform.fourEyesThreshold,
-      amount: prepared.line.amount,
-      run: () => runCreditLine(trx, prepared, data, { actor, request: null }),
-    })
-    if (request) {
-      return {
-        outcome: 'approval_requested' as const,
-        lineId: prepared.line.id,
-        merchant: prepared.merchant,
-        request,
-      }
-    }
-    return {
-      outcome: 'credited' as const,
-      lineId: prepared.line.id,
-      merchant: prepared.merchant,
-      credited: result.credited,
-      fee: result.fee,
-      request: null,
-    }
+  const { prepared, request, result } = await decideWithFourEyes({
+    action: 'statement_line.credit_merchant',
+    data,
+    actor,
+    reason: { code: data.reason_code, comment: data.comment },
+    prepare: async (trx) => {
+      const locked = await prepareCreditLine(trx, data, actor)
+      const threshold = locked.platform.fourEyesThreshold
+      return { prepared: locked, threshold, amount: locked.line.amount }
+    },
+    run: (trx, locked) => runCreditLine(trx, locked, data, { actor, request: null }),
   })
+  const { line, merchant } = prepared
+  if (request) return { outcome: 'approval_requested', lineId: line.id, merchant, request }
+  const { credited, fee } = result
+  return { outcome: 'credited', lineId: line.id, merchant, credited, fee, request: null }
 }
 
 /** Locks the line, finds the merchant; the line must still wait for a decision. */

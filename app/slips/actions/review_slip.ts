@@ -17,7 +17,7 @@ import {
   lockSlip,
   slipReviewSnapshot,
 } from '#slips/slip_review'
-import { clearAssignment } from '#review/assignments'
+import { decideSlip } from '#slips/slip_decision'
 import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
@@ -135,17 +135,13 @@ function rejectSlip(
     if (live) throw pendingRefusal(live, 'slip_id')
 
     const now = DateTime.utc()
-    const slipBefore = slipReviewSnapshot(slip)
     const orderBefore = paymentSnapshot(order)
-    slip.merge({
+    const slipBefore = await decideSlip(trx, slip, {
+      decision: 'rejected',
       reviewedBy: actor.operatorId ?? null,
-      reviewedAt: now,
-      reviewDecision: 'rejected',
-      reviewReasonCode: reasonCode,
-      reviewComment: comment,
+      at: now,
+      reason: { code: reasonCode, comment },
     })
-    await slip.useTransaction(trx).save()
-    await clearAssignment(trx, 'slips', slip.id)
 
     const stillUnderReview = await hasUndecidedSlips(trx, order.id)
     const why = `slip ${slip.id} rejected (${reasonCode}): ${comment}`

@@ -6,6 +6,7 @@ import logger from '@adonisjs/core/services/logger'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import PaymentOrder from '#payments/models/payment_order'
 import DepositAccount from '#payments/models/deposit_account'
+import { flagForReview } from '#payments/review_flag'
 import Merchant from '#merchants/models/merchant'
 import PaymentSlip, { type SlipSource } from '#slips/models/payment_slip'
 import { slipMime, slipStorageKey } from '#slips/slip_image'
@@ -16,8 +17,6 @@ import {
   SlipsNotAccepted,
   SlipUploadTooSoon,
 } from '#core/refusals'
-import { recordAudit } from '#core/audit'
-import { recordOrderEvent } from '#core/order_events'
 import type { Actor } from '#core/actor'
 import { linkRequest, recordRequest, type RequestKey } from '#core/merchant_requests'
 import slipsConfig from '#config/slips'
@@ -105,31 +104,21 @@ export async function uploadSlip(input: UploadSlipInput): Promise<UploadSlipResu
               { client: trx }
             )
             if (input.request) await linkRequest(trx, input.request, created.id)
-            const wasAwaitingReview = order.awaitingReview
-            order.awaitingReview = true
-            await order.useTransaction(trx).save()
-            await recordOrderEvent(trx, {
-              orderType: 'payment',
-              orderId: order.id,
-              from: order.status,
-              to: order.status,
+            await flagForReview(trx, order, {
               actor,
               reason: `slip ${created.id} uploaded (${source}): ${verification.message}`,
-            })
-            await recordAudit(trx, actor, {
-              action: 'slip.upload',
-              target: { type: 'payment', id: order.platformOrderId },
-              before: { awaiting_review: wasAwaitingReview },
-              after: { awaiting_review: true },
-              details: {
-                slip_id: created.id,
-                source,
-                sha256,
-                byte_size: image.byteLength,
-                mime,
-                trans_ref: created.transRef,
-                verification_status: verification.status,
-                verification_msg: verification.message,
+              audit: {
+                action: 'slip.upload',
+                details: {
+                  slip_id: created.id,
+                  source,
+                  sha256,
+                  byte_size: image.byteLength,
+                  mime,
+                  trans_ref: created.transRef,
+                  verification_status: verification.status,
+                  verification_msg: verification.message,
+                },
               },
             })
             return created

@@ -1,0 +1,50 @@
+import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
+import type PaymentOrder from '#payments/models/payment_order'
+import { recordOrderEvent } from '#core/order_events'
+import { recordAudit } from '#core/audit'
+import type { Actor } from '#core/actor'
+
+export interface ReviewFlag {
+  actor: Actor
+  /** The order event's reason: what put the order under review. */
+  reason: string
+  /**
+   * The audit row of the change, on the payment, when the cause has no audit
+   * row of its own (a slip upload); its before and after are the flag.
+   */
+  audit?: { action: string; details: Record<string, unknown> }
+}
+
+/**
+ * Puts a payment order (locked by the caller) under operator review: an open
+ * order awaiting review does not expire until the review ends. Writes the
+ * order, its event (same status, with the reason) and, when asked, the
+ * audit row. Returns whether it was already under review.
+ */
+export async function flagForReview(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  flag: ReviewFlag
+) {
+  const wasAwaitingReview = order.awaitingReview
+  order.awaitingReview = true
+  await order.useTransaction(trx).save()
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor: flag.actor,
+    reason: flag.reason,
+  })
+  if (flag.audit) {
+    await recordAudit(trx, flag.actor, {
+      action: flag.audit.action,
+      target: { type: 'payment', id: order.platformOrderId },
+      before: { awaiting_review: wasAwaitingReview },
+      after: { awaiting_review: true },
+      details: flag.audit.details,
+    })
+  }
+  return wasAwaitingReview
+}
