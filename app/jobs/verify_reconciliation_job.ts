@@ -1,5 +1,5 @@
 import logger from '@adonisjs/core/services/logger'
-import { runReconciliationCheck } from '#reconciliation/verify'
+import { runReconciliationCheck } from '#reconciliation/verify/index'
 import { SYSTEM } from '#core/actor'
 
 /**

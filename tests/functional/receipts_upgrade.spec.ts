@@ -9,7 +9,7 @@ import { expirePayment } from '#payments/actions/expire_payment'
 import { creditMerchantFromLine } from '#reconciliation/actions/credit_merchant_from_line'
 import { returnStatementLine } from '#reconciliation/actions/return_statement_line'
 import { attachStatementLine } from '#reconciliation/actions/attach_statement_line'
-import { verifyReconciliation } from '#reconciliation/verify'
+import { verifyReconciliation } from '#reconciliation/verify/index'
 import { verifyLedger } from '#ledger/verify'
 import { ace } from '#tests/helpers/ace'
 import {

@@ -3,15 +3,10 @@ import iconv from 'iconv-lite'
 import ExcelJS from 'exceljs'
 import { ActionError } from '#core/validation'
 import { validateDefinition, type LayoutDefinition } from '#reconciliation/layouts/definition'
-import {
-  bangkokInstant,
-  definedLayoutEvents,
-  definedLayoutLines,
-  gregorianYear,
-  previewDefinedLayout,
-  readAmount,
-  readWithFormat,
-} from '#reconciliation/layouts/defined_layout'
+import { definedLayoutEvents, definedLayoutLines } from '#reconciliation/layouts/defined_layout'
+import { bangkokInstant, gregorianYear, readWithFormat } from '#reconciliation/layouts/dates'
+import { readAmount } from '#reconciliation/layouts/cells'
+import { previewDefinedLayout } from '#reconciliation/layouts/preview'
 import { decodeText } from '#reconciliation/layouts/decode'
 
 /**

@@ -1,6 +1,5 @@
 import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import reconciliationConfig from '#config/reconciliation'
 import { gatewayDay, gatewayDaySql } from '#core/clock'
 import {
   bankDayStart,
@@ -8,12 +7,16 @@ import {
   type BankDay,
   type OpenReceivableItem,
   type Problem,
-} from '#reconciliation/verify'
-import { receivableWindowStart } from '#reconciliation/receivable_window'
+} from '#reconciliation/verify/index'
+import {
+  receivableAge,
+  receivableWindowHours,
+  receivableWindowStart,
+} from '#reconciliation/receivable_window'
 
 /**
  * The reconciliation page's figures (docs/operations.md, "Reconciliation"):
- * `reconcile:verify`'s check (app/reconciliation/verify.ts,
+ * `reconcile:verify`'s check (app/reconciliation/verify/index.ts,
  * checkReconciliation) scoped to ONE deposit account and a range of bank
  * days, plus what makes each day up for the operator (lines, the claims
  * that take them, receivables opened and cleared), in one consistent
@@ -121,7 +124,7 @@ export async function accountReconciliation(options: {
   windowHours?: number
 }): Promise<AccountReconciliation> {
   const now = options.now ?? new Date()
-  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  const windowHours = receivableWindowHours(options.windowHours)
   return db.transaction(
     (trx) =>
       readAccount(trx, {
@@ -272,16 +275,14 @@ async function readAccount(
 
 function toReceivable(row: Record<string, any>, now: Date, windowHours: number): AccountReceivable {
   const claimedAt = new Date(row.claimed_at)
-  const ageHours = (now.getTime() - claimedAt.getTime()) / HOUR_MS
   return {
     claimId: Number(row.id),
     depositAccountId: Number(row.deposit_account_id),
     platformOrderId: row.platform_order_id ?? null,
     amount: sum(row.expected_amount),
     claimedAt,
-    ageHours,
-    // verify's rule: past the window once older than it.
-    stale: ageHours > windowHours,
+    // verify's rule (receivable_window.ts): past the window once older than it.
+    ...receivableAge(claimedAt, now, windowHours),
     merchantId: row.merchant_id ?? null,
     merchantName: row.merchant_name ?? null,
     orderStatus: row.order_status ?? null,
@@ -304,7 +305,7 @@ export async function openReceivablesQueue(
   }
 ) {
   const now = options.now ?? new Date()
-  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  const windowHours = receivableWindowHours(options.windowHours)
   const result = await db
     .from('receipt_claims as c')
     .join('deposit_accounts as a', 'a.id', 'c.deposit_account_id')
@@ -361,7 +362,7 @@ export async function openReceivablesSummary(
   options: { now?: Date; windowHours?: number; merchantIds?: number[] | null } = {}
 ): Promise<ReceivablesSummary> {
   const now = options.now ?? new Date()
-  const windowHours = options.windowHours ?? reconciliationConfig.receivableWindowHours
+  const windowHours = receivableWindowHours(options.windowHours)
   // The dashboard's platform or merchant filter; an empty list covers nothing.
   const merchantIds = options.merchantIds ?? null
   const onlyMerchants =

@@ -4,7 +4,7 @@ import { ageClass, ageLabel } from '#review/queues'
 import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
 import { paymentCredit } from '#ledger/recipes'
-import reconciliationConfig from '#config/reconciliation'
+import { receivableAge, receivableWindowHours } from '#reconciliation/receivable_window'
 import {
   claimOfLine,
   claimOfOrder,
@@ -115,7 +115,7 @@ export interface ClaimView {
 
 export async function claimView(claim: ReceiptClaim, now = DateTime.now()): Promise<ClaimView> {
   const described = await describeClaim(db.connection(), claim)
-  const windowHours = reconciliationConfig.receivableWindowHours
+  const windowHours = receivableWindowHours()
   const open = claim.statementLineId === null && claim.reversedAt === null
   const reversedBy =
     claim.reversedAt === null
@@ -157,7 +157,7 @@ export async function claimView(claim: ReceiptClaim, now = DateTime.now()): Prom
     age_class: ageClass(claim.claimedAt, now),
     expected_from: formatGatewayDateTime(claim.expectedFrom),
     expected_to: formatGatewayDateTime(claim.expectedTo),
-    stale: open && now.diff(DateTime.fromJSDate(claim.claimedAt), 'hours').hours > windowHours,
+    stale: open && receivableAge(claim.claimedAt, now.toJSDate(), windowHours).stale,
     window_hours: windowHours,
   }
 }
