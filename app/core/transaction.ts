@@ -10,7 +10,14 @@ import { withDeadlockRetry, type DeadlockRetryOptions } from '#core/db_retry'
  */
 export function inTransaction<T>(
   body: (trx: TransactionClientContract) => Promise<T>,
-  options?: number | DeadlockRetryOptions
+  options: DeadlockRetryOptions & {
+    /** The server's default (repeatable read) unless said. */
+    isolationLevel?: 'read committed' | 'repeatable read' | 'serializable'
+  } = {}
 ): Promise<T> {
-  return withDeadlockRetry(() => db.transaction(body), options)
+  const { isolationLevel, ...retry } = options
+  return withDeadlockRetry(
+    () => (isolationLevel ? db.transaction(body, { isolationLevel }) : db.transaction(body)),
+    retry
+  )
 }

@@ -5,7 +5,7 @@ import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type DepositAccount from '#payments/models/deposit_account'
 import { GATEWAY_ZONE, gatewayPeriodStarts } from '#core/clock'
 import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 /**
  * Limit usage as counters (deposit_usage_counters): orders and the sum of
@@ -169,32 +169,29 @@ export async function verifyDepositUsage(
     )
   }
 
-  const counters = await withDeadlockRetry(() =>
-    db.transaction(
-      async (trx) => {
-        await trx.rawQuery('SELECT deposit_account_id FROM deposit_usage_counters FOR UPDATE')
-        const found = await counterDrifts(trx, now)
-        for (const figures of found.wrong) {
-          await trx.rawQuery(
-            `INSERT INTO deposit_usage_counters (deposit_account_id, period, period_start, order_count, amount)
+  const counters = await inTransaction(
+    async (trx) => {
+      await trx.rawQuery('SELECT deposit_account_id FROM deposit_usage_counters FOR UPDATE')
+      const found = await counterDrifts(trx, now)
+      for (const figures of found.wrong) {
+        await trx.rawQuery(
+          `INSERT INTO deposit_usage_counters (deposit_account_id, period, period_start, order_count, amount)
            VALUES (?, ?, ?, ?, ?)
            ON DUPLICATE KEY UPDATE order_count = VALUES(order_count), amount = VALUES(amount)`,
-            [figures.accountId, figures.period, figures.periodStart, figures.count, figures.amount]
-          )
-        }
-        return found
-      },
-      { isolationLevel: 'repeatable read' }
-    )
+          [figures.accountId, figures.period, figures.periodStart, figures.count, figures.amount]
+        )
+      }
+      return found
+    },
+    { isolationLevel: 'repeatable read' }
   )
-  const slots = await withDeadlockRetry(() =>
-    db.transaction(
-      async (trx) => {
-        const found = await slotDrifts(trx)
-        // Two set-wise statements, whatever the number of slots to repair.
-        if (found.notHeld.length > 0) {
-          await trx.rawQuery(
-            `INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
+  const slots = await inTransaction(
+    async (trx) => {
+      const found = await slotDrifts(trx)
+      // Two set-wise statements, whatever the number of slots to repair.
+      if (found.notHeld.length > 0) {
+        await trx.rawQuery(
+          `INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
            SELECT orders.deposit_account_id, orders.slot_amount, 1
              FROM payment_orders AS orders
              LEFT JOIN deposit_slots AS slots
@@ -202,25 +199,22 @@ export async function verifyDepositUsage(
               AND slots.slot_amount = orders.slot_amount AND slots.held = 1
             WHERE orders.slot_amount IS NOT NULL AND slots.slot_amount IS NULL
            ON DUPLICATE KEY UPDATE held = 1`
-          )
-        }
-        if (found.notReleased.length > 0) {
-          await trx.rawQuery(
-            `UPDATE deposit_slots AS slots
+        )
+      }
+      if (found.notReleased.length > 0) {
+        await trx.rawQuery(
+          `UPDATE deposit_slots AS slots
              LEFT JOIN payment_orders AS orders
                ON orders.deposit_account_id = slots.deposit_account_id
               AND orders.slot_amount = slots.slot_amount
               SET slots.held = 0
             WHERE slots.held = 1 AND orders.id IS NULL`
-          )
-        }
-        const [[held]] = await trx.rawQuery(
-          'SELECT COUNT(*) AS n FROM deposit_slots WHERE held = 1'
         )
-        return { ...found, held: Number(held.n) }
-      },
-      { isolationLevel: 'read committed' }
-    )
+      }
+      const [[held]] = await trx.rawQuery('SELECT COUNT(*) AS n FROM deposit_slots WHERE held = 1')
+      return { ...found, held: Number(held.n) }
+    },
+    { isolationLevel: 'read committed' }
   )
   const drifts = [...counters.drifts, ...slots.drifts]
   return { counters: counters.stored, slots: slots.held, drifts, fixed: drifts.length > 0 }

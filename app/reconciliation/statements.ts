@@ -15,12 +15,12 @@ import {
 } from '#reconciliation/matching/line_row'
 import { settleLines } from '#reconciliation/matching/settle'
 import { setLines } from '#reconciliation/matching/line_status'
-import { withDeadlockRetry } from '#core/db_retry'
 import { lockBankAccount, postLedgerTransactions } from '#ledger/ledger'
 import { bankStatementPosting } from '#ledger/recipes'
 import { gatewayDaySql } from '#core/clock'
 import type { Actor } from '#core/actor'
 import { assertContinues, BalanceChain } from '#reconciliation/statement_continuity'
+import { inTransaction } from '#core/transaction'
 
 export interface ImportSummary {
   importId: number
@@ -427,17 +427,15 @@ async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>
   const size = statementBatching.linesPerTransaction
   for (let start = 0; start === 0 || start < toSettle.length; start += size) {
     const chunk = toSettle.slice(start, start + size)
-    const counts = await withDeadlockRetry(() =>
-      db.transaction(
-        async (trx) => {
-          const judged =
-            start === 0
-              ? { unmatched: await setLines(trx, unmatched), late: await setLines(trx, late) }
-              : { unmatched: 0, late: 0 }
-          return { judged, settled: chunk.length > 0 ? await settleLines(trx, chunk) : new Map() }
-        },
-        { isolationLevel: 'read committed' }
-      )
+    const counts = await inTransaction(
+      async (trx) => {
+        const judged =
+          start === 0
+            ? { unmatched: await setLines(trx, unmatched), late: await setLines(trx, late) }
+            : { unmatched: 0, late: 0 }
+        return { judged, settled: chunk.length > 0 ? await settleLines(trx, chunk) : new Map() }
+      },
+      { isolationLevel: 'read committed' }
     )
     results.unmatched += counts.judged.unmatched
     results.late += counts.judged.late

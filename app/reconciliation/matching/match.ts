@@ -1,5 +1,4 @@
-import db from '@adonisjs/lucid/services/db'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 import type { MatchResult } from '#reconciliation/matching/line_row'
 import { settleLines } from '#reconciliation/matching/settle'
 
@@ -23,8 +22,5 @@ export async function matchStatementLine(lineId: number): Promise<MatchResult> {
  * claims. A deadlock rolls the whole attempt back; running it again is safe.
  */
 export async function matchLines(lineIds: number[]): Promise<Map<number, MatchResult>> {
-  // Read committed, which inTransaction does not set: hence the retry written out.
-  return withDeadlockRetry(() =>
-    db.transaction((trx) => settleLines(trx, lineIds), { isolationLevel: 'read committed' })
-  )
+  return inTransaction((trx) => settleLines(trx, lineIds), { isolationLevel: 'read committed' })
 }

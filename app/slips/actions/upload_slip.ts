@@ -21,7 +21,7 @@ import type { Actor } from '#core/actor'
 import { linkRequest, recordRequest, type RequestKey } from '#core/merchant_requests'
 import slipsConfig from '#config/slips'
 import paymentsConfig from '#config/payments'
-import { withDeadlockRetry } from '#core/db_retry'
+import { inTransaction } from '#core/transaction'
 
 export type { SlipSource }
 
@@ -73,60 +73,55 @@ export async function uploadSlip(input: UploadSlipInput): Promise<UploadSlipResu
   const storageKey = slipStorageKey(input.order.uuid, sha256, mime)
   await drive.use().put(storageKey, image)
   try {
-    const slip = await withDeadlockRetry(
-      () =>
-        db.transaction(
-          async (trx) => {
-            // The request first: a duplicate of it waits here for this one's end.
-            if (input.request) await recordRequest(trx, input.request, 'slip')
-            const order = await PaymentOrder.query({ client: trx })
-              .where('id', input.order.id)
-              .forUpdate()
-              .firstOrFail()
-            await assertUploadAllowed(trx, order, merchant, source)
-            const created = await PaymentSlip.create(
-              {
-                paymentOrderId: order.id,
-                merchantId: order.merchantId,
-                source,
-                storageKey,
-                sha256,
-                byteSize: image.byteLength,
-                mime,
-                qrText: reading.kind === 'no_qr' ? null : reading.qrText.slice(0, 4096),
-                sendingBank: reading.kind === 'slip' ? reading.sendingBank || null : null,
-                transRef: reading.kind === 'slip' ? reading.transRef : null,
-                verificationStatus: verification.status,
-                verificationMsg: verification.message,
-                verification: check.record,
-                checkedAt: DateTime.utc(),
-              },
-              { client: trx }
-            )
-            if (input.request) await linkRequest(trx, input.request, created.id)
-            await flagForReview(trx, order, {
-              actor,
-              reason: `slip ${created.id} uploaded (${source}): ${verification.message}`,
-              audit: {
-                action: 'slip.upload',
-                details: {
-                  slip_id: created.id,
-                  source,
-                  sha256,
-                  byte_size: image.byteLength,
-                  mime,
-                  trans_ref: created.transRef,
-                  verification_status: verification.status,
-                  verification_msg: verification.message,
-                },
-              },
-            })
-            return created
+    const slip = await inTransaction(
+      async (trx) => {
+        // The request first: a duplicate of it waits here for this one's end.
+        if (input.request) await recordRequest(trx, input.request, 'slip')
+        const order = await PaymentOrder.query({ client: trx })
+          .where('id', input.order.id)
+          .forUpdate()
+          .firstOrFail()
+        await assertUploadAllowed(trx, order, merchant, source)
+        const created = await PaymentSlip.create(
+          {
+            paymentOrderId: order.id,
+            merchantId: order.merchantId,
+            source,
+            storageKey,
+            sha256,
+            byteSize: image.byteLength,
+            mime,
+            qrText: reading.kind === 'no_qr' ? null : reading.qrText.slice(0, 4096),
+            sendingBank: reading.kind === 'slip' ? reading.sendingBank || null : null,
+            transRef: reading.kind === 'slip' ? reading.transRef : null,
+            verificationStatus: verification.status,
+            verificationMsg: verification.message,
+            verification: check.record,
+            checkedAt: DateTime.utc(),
           },
-          { isolationLevel: 'read committed' }
-        ),
-      // The merchant's request row makes a re-run after an unknown COMMIT safe.
-      { idempotent: input.request !== undefined }
+          { client: trx }
+        )
+        if (input.request) await linkRequest(trx, input.request, created.id)
+        await flagForReview(trx, order, {
+          actor,
+          reason: `slip ${created.id} uploaded (${source}): ${verification.message}`,
+          audit: {
+            action: 'slip.upload',
+            details: {
+              slip_id: created.id,
+              source,
+              sha256,
+              byte_size: image.byteLength,
+              mime,
+              trans_ref: created.transRef,
+              verification_status: verification.status,
+              verification_msg: verification.message,
+            },
+          },
+        })
+        return created
+      },
+      { isolationLevel: 'read committed', idempotent: input.request !== undefined }
     )
     return { slip, verificationMsg: verification.message }
   } catch (error) {
