@@ -6,7 +6,8 @@ import type { CommandOptions } from '@adonisjs/core/types/ace'
  * bank account equals the statement lines; every merchant credit from a
  * deposit claims one receipt (or an open receivable younger than the
  * window); no receipt is claimed twice; the clearing accounts hold only the
- * listed open items. The worker runs the same check daily.
+ * listed open items. The worker runs the same check daily; a check run from
+ * here is audited as one run from the back-office.
  */
 export default class ReconcileVerify extends BaseCommand {
   static commandName = 'reconcile:verify'
@@ -18,10 +19,11 @@ export default class ReconcileVerify extends BaseCommand {
   declare json?: boolean
 
   async run() {
-    const { runReconciliationCheck } = await import('#reconciliation/verify')
+    const { checkReconciliationNow } =
+      await import('#reconciliation/actions/check_reconciliation_now')
     const { formatAmount } = await import('#core/money')
     const { cliActor } = await import('#core/actor')
-    const result = await runReconciliationCheck(cliActor())
+    const { result } = await checkReconciliationNow(cliActor())
     if (this.json) {
       console.log(JSON.stringify(result))
     } else {

@@ -23,6 +23,7 @@ import { isRefusal, type DomainRefusal } from '#core/refusals'
 import { RedisConnections } from '#core/redis'
 import type { Actor } from '#core/actor'
 import paymentsConfig from '#config/payments'
+import type PaymentOrder from '#payments/models/payment_order'
 
 const slipLimits = paymentsConfig.paymentPageSlips
 
@@ -81,6 +82,55 @@ function customerActor(request: HttpContext['request']): Actor {
   return { name: 'customer', ip: request.ip(), requestId: request.id() ?? null }
 }
 
+/**
+ * Back to the page with the upload's outcome (303, `?slip=<outcome>`).
+ * Refusals are outcomes, not errors: one line for whoever looks into a complaint.
+ */
+function backToPage(
+  { params, response, logger }: Pick<HttpContext, 'params' | 'response' | 'logger'>,
+  lang: PageLanguage,
+  flag: SlipNotice,
+  reason?: string
+) {
+  if (flag !== 'received') {
+    logger.info(
+      { slip: flag, uuid: String(params.uuid).slice(0, 64), reason },
+      'payment page slip upload refused'
+    )
+  }
+  response
+    .redirect()
+    .status(303)
+    .toPath(`/pay/${encodeURIComponent(String(params.uuid))}?lang=${lang}&slip=${flag}`)
+}
+
+/**
+ * Counted before the body is read; the seconds to wait, or null. Customers
+ * of one mobile carrier share a source address: a request for an open order
+ * (`openOrder`) counts against that address and that order only, so a
+ * customer who retries too fast never stops another customer's upload; the
+ * rest (unknown or closed orders) count per address.
+ */
+async function uploadTooSoon(request: HttpContext['request'], openOrder: PaymentOrder | null) {
+  const limit = await slipRateLimit()
+  return limit.consume(openOrder ? `${request.ip()}|${openOrder.uuid}` : request.ip())
+}
+
+/** The customer's slip to the upload action; a refusal becomes the notice they see. */
+async function sendSlip(
+  order: PaymentOrder,
+  image: Uint8Array,
+  request: HttpContext['request']
+): Promise<{ flag: SlipNotice; reason?: string }> {
+  try {
+    await uploadSlip({ order, image, source: 'payment_page', actor: customerActor(request) })
+  } catch (error) {
+    if (isRefusal(error)) return { flag: refusalNotice(error), reason: error.message }
+    throw error
+  }
+  return { flag: 'received' }
+}
+
 /** The hosted payment page behind payment_url (customers, on a phone). */
 export default class PaymentPageController {
   /** GET /pay/:uuid (`?slip=` names the outcome of an upload just made) */
@@ -111,32 +161,14 @@ export default class PaymentPageController {
    * `slip`). Every outcome goes back to the page (303, `?slip=<outcome>`), so
    * it works without JavaScript and a reload does not send the slip again.
    */
-  async uploadSlip({ params, request, response, view, logger }: HttpContext) {
+  async uploadSlip(ctx: HttpContext) {
+    const { params, request, response, view } = ctx
     const lang = pageLanguage(request.qs().lang, request.header('accept-language'))
     pageHeaders({ response, view })
-    const back = (flag: SlipNotice, reason?: string) => {
-      // Refusals are outcomes, not errors: one line for whoever looks into a complaint.
-      if (flag !== 'received') {
-        logger.info(
-          { slip: flag, uuid: String(params.uuid).slice(0, 64), reason },
-          'payment page slip upload refused'
-        )
-      }
-      response
-        .redirect()
-        .status(303)
-        .toPath(`/pay/${encodeURIComponent(String(params.uuid))}?lang=${lang}&slip=${flag}`)
-    }
-
-    // Before the body is read. Customers of one mobile carrier share a source
-    // address: a request for an open order counts against that address and
-    // that order only, so a customer who retries too fast never stops another
-    // customer's upload; the rest (unknown or closed orders) count per address.
+    const back = (flag: SlipNotice, reason?: string) => backToPage(ctx, lang, flag, reason)
     const order = await findOrderByUuid(params.uuid)
     const open = order !== null && acceptsSlips(order)
-    const retryAfter = await (
-      await slipRateLimit()
-    ).consume(open ? `${request.ip()}|${order.uuid}` : request.ip())
+    const retryAfter = await uploadTooSoon(request, open ? order : null)
     if (retryAfter !== null) {
       response.header('Retry-After', String(retryAfter))
       return back('rate-limited')
@@ -146,22 +178,9 @@ export default class PaymentPageController {
       return view.render('pay/not_found', { t: PAGE_TEXT[lang], lang })
     }
     if (!open) return back('closed')
-
     const form = await readSlipForm(request, slipLimits.maxBytes)
     if (form.kind !== 'image') return back(form.kind)
-    try {
-      await uploadSlip({
-        order,
-        image: form.bytes,
-        source: 'payment_page',
-        actor: customerActor(request),
-      })
-    } catch (error) {
-      if (isRefusal(error)) {
-        return back(refusalNotice(error), error.message)
-      }
-      throw error
-    }
-    return back('received')
+    const outcome = await sendSlip(order, form.bytes, request)
+    return back(outcome.flag, outcome.reason)
   }
 }

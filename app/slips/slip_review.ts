@@ -4,6 +4,8 @@ import { ActionError } from '#core/validation'
 import Operator from '#operators/models/operator'
 import { AlreadyDone, atWhen } from '#core/already_done'
 import type { Actor } from '#core/actor'
+import type PaymentOrder from '#payments/models/payment_order'
+import { underlyingStatus } from '#payments/payment_rules'
 
 /**
  * Whether the order still has a slip no operator has decided on: such an
@@ -35,6 +37,19 @@ export async function lockSlip(trx: TransactionClientContract, slipId: number, f
   const slip = await PaymentSlip.query({ client: trx }).where('id', slipId).forUpdate().first()
   if (!slip) throw ActionError.notFound(field, `no slip ${slipId}`)
   return slip
+}
+
+/**
+ * Whether an operator can still decide on the slip from its page: no one
+ * has yet, its order is open (frozen or not), and no request to mark the
+ * order paid waits for a second operator.
+ */
+export function slipDecidable(
+  slip: Pick<PaymentSlip, 'reviewDecision'>,
+  order: Pick<PaymentOrder, 'status' | 'statusBeforeFreeze'>,
+  markPaidPending: boolean
+) {
+  return !slip.reviewDecision && !markPaidPending && underlyingStatus(order) === 'open'
 }
 
 /**

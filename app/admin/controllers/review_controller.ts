@@ -1,40 +1,24 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { DateTime } from 'luxon'
-import PaymentSlip from '#slips/models/payment_slip'
-import PaymentOrder from '#payments/models/payment_order'
-import ApprovalRequest, { pendingKeyOf } from '#approvals/models/approval_request'
+import type PaymentOrder from '#payments/models/payment_order'
 import { assignItems } from '#review/actions/assign_item'
-import { assignmentsOf } from '#review/assignments'
-import { ageClass, ageLabel } from '#review/queues'
 import { frozenQueue, type QueueFilter } from '#admin/queries/frozen_queue'
 import { reviewQueueCounts } from '#admin/queries/queue_counts'
-import { linesNear, slipQueue } from '#admin/queries/slip_queue'
+import { slipQueue } from '#admin/queries/slip_queue'
+import { slipPage } from '#admin/views/slip_page'
+import { orderDecisionMessage, slipDecisionMessage } from '#admin/views/review_decisions'
 import { pendingApprovals, recentDecidedApprovals } from '#admin/queries/approvals'
 import { reviewSlip, SLIP_REVIEW_REASON_CODES } from '#slips/actions/review_slip'
-import { slipDetails } from '#slips/slip_details'
-import { statementLinesCarrying } from '#slips/forensics'
-import { underlyingStatus } from '#payments/payment_rules'
-import { slipEvidence } from '#reconciliation/payment_receipts'
-import {
-  orderClaimView,
-  previewPaymentReceipt,
-  previewReceived,
-  receivedVersusTransfer,
-  slipTransferLine,
-  transferClaimView,
-} from '#admin/views/receipts'
 import { freezePayment } from '#payments/actions/freeze_payment'
 import { unfreezePayment } from '#payments/actions/unfreeze_payment'
-import { markPaymentPaid } from '#payments/actions/mark_payment_paid'
+import { markPaymentPaid, type MarkPaidResult } from '#payments/actions/mark_payment_paid'
 import { approveRequest, APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { rejectRequest, APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
 import { decisionRights } from '#approvals/approval_rules'
 import { ActionError } from '#core/validation'
-import { formatGatewayDateTime } from '#core/clock'
-import { formatThb } from '#core/money'
-import Operator from '#operators/models/operator'
+import type Operator from '#operators/models/operator'
+import type { Actor } from '#core/actor'
 
 const PER_PAGE = 25
 
@@ -45,51 +29,19 @@ const DECISION_FORM_FIELDS = ['reason_code', 'comment', 'amount_policy'] as cons
 const amountPolicy = (ctx: HttpContext) => ctx.request.input('amount_policy') || undefined
 
 /**
- * The slip page's bank receipt: the statement line that is the slip's
- * transfer (trans_ref on the order's deposit account) and who claimed it,
- * the claim that credited the order, what approving would take now (a
- * line, or a receivable its line will clear) and the amount received
- * against transfer_amount, with the credit it gives. `decidable`: the slip
- * can still be approved (undecided, its order open, no request pending).
+ * One of the order page's decisions, run: the order after it, and with
+ * mark paid, its outcome (paid, or an approval request opened).
  */
-async function slipReceipt(slip: PaymentSlip, order: PaymentOrder, decidable: boolean) {
-  const transfer = await slipTransferLine(order.depositAccountId, slip.transRef)
-  const transferClaim = await transferClaimView(slip.transRef)
-  const orderClaim = await orderClaimView(order.id)
-  const evidence = slipEvidence(slip)
-  const preview = decidable ? await previewPaymentReceipt(order, evidence) : null
-  const facts = ((slip.verification ?? {}) as Record<string, any>).facts
-  let received: number | null = null
-  let receivedFrom: string | null = null
-  if (orderClaim) {
-    received = orderClaim.received_satang
-    receivedFrom = orderClaim.line
-      ? `statement line #${orderClaim.line.id}, claimed for this order`
-      : 'expected by the receivable this order was credited from; its line has not arrived'
-  } else if (preview?.kind === 'line') {
-    received = preview.received
-    receivedFrom = `statement line #${preview.line.id}`
-  } else if (transfer) {
-    received = transfer.line.amount_satang
-    receivedFrom = `statement line #${transfer.line.id}`
-  } else if (evidence.facts) {
-    received = evidence.facts.amount
-    receivedFrom = `the slip’s source (${String(facts?.source ?? 'a verifier')}); no line yet`
-  }
-  const fee = order.merchant.paymentFeeRateBps
-  const claimed = transfer?.claim ?? transferClaim
-  // What approving credits: the amount the decision's receipt brings (the action's own rule).
-  const policy = receivedVersusTransfer(order, previewReceived(preview), fee)
-  return {
-    trans_ref: slip.transRef,
-    transfer: transfer?.line ?? null,
-    claimed,
-    order_claim: orderClaim && orderClaim.id !== claimed?.id ? orderClaim : null,
-    preview,
-    amounts: receivedVersusTransfer(order, received, fee),
-    received_from: receivedFrom,
-    policy: policy?.differs ? policy : null,
-  }
+async function decideOrder(
+  what: 'freeze' | 'unfreeze' | 'mark_paid',
+  input: { platform_order_id: string; reason_code: unknown; comment: unknown },
+  policy: unknown,
+  actor: Actor
+): Promise<{ order: PaymentOrder; markPaid?: MarkPaidResult }> {
+  if (what === 'freeze') return { order: await freezePayment(input, actor) }
+  if (what === 'unfreeze') return { order: await unfreezePayment(input, actor) }
+  const markPaid = await markPaymentPaid({ ...input, amount_policy: policy }, actor)
+  return { order: markPaid.order, markPaid }
 }
 
 /** Reason codes as select options. */
@@ -157,63 +109,10 @@ export default class ReviewController {
   /** One slip's decision page: the image beside the order, its checks, nearby statement lines. */
   async slip(ctx: HttpContext) {
     const id = String(ctx.params.id)
-    const slip = /^\d{1,18}$/.test(id) ? await PaymentSlip.find(id) : null
-    if (!slip) throw ActionError.notFound('id', `no slip ${id.slice(0, 20)}`)
-    const order = await PaymentOrder.query()
-      .where('id', slip.paymentOrderId)
-      .preload('merchant')
-      .preload('depositAccount')
-      .firstOrFail()
-    const live = await statementLinesCarrying([slip.transRef])
-    const details = slipDetails(slip, {
-      statementLines: slip.transRef ? live.get(slip.transRef) : undefined,
-    })
-    const facts = ((slip.verification ?? {}) as Record<string, any>).facts
-    const transferredAt =
-      typeof facts?.transferred_at === 'string' ? DateTime.fromISO(facts.transferred_at) : null
-    const around = transferredAt?.isValid ? transferredAt.toJSDate() : slip.createdAt.toJSDate()
-    const lines = await linesNear(order.depositAccountId, around, order.transferAmount)
-    const pending = await ApprovalRequest.query()
-      .where(
-        'pending_key',
-        pendingKeyOf('mark_paid', { type: 'payment', id: order.platformOrderId })
-      )
-      .first()
-    const holder = (await assignmentsOf('slips', [slip.id])).get(String(slip.id)) ?? null
-    const reviewer = slip.reviewedBy ? await Operator.find(slip.reviewedBy) : null
-    const decidable = !slip.reviewDecision && !pending && underlyingStatus(order) === 'open'
+    const page = await slipPage(id)
+    if (!page) throw ActionError.notFound('id', `no slip ${id.slice(0, 20)}`)
     return ctx.view.render('admin/review/slip', {
-      slip: details,
-      receipt: await slipReceipt(slip, order, decidable),
-      order: {
-        platform_order_id: order.platformOrderId,
-        merchant_order_id: order.merchantOrderId,
-        merchant: `${order.merchant.merchantId} · ${order.merchant.name}`,
-        status: order.status,
-        awaiting_review: order.awaitingReview,
-        amount: formatThb(order.amount),
-        transfer_amount: formatThb(order.transferAmount),
-        customer: `${order.customerBank} ${order.customerAccountNo} · ${order.customerAccountName}`,
-        account: `${order.depositAccount.bank} ${order.depositAccount.accountNo} · ${order.depositAccount.accountName}`,
-        created: formatGatewayDateTime(order.orderAt),
-        expires: formatGatewayDateTime(order.expireAt),
-      },
-      linesAround: formatGatewayDateTime(around),
-      linesBasis: transferredAt?.isValid ? 'the slip’s transfer time' : 'the upload time',
-      lines,
-      decided: slip.reviewDecision
-        ? {
-            decision: slip.reviewDecision,
-            by: reviewer?.email ?? (slip.reviewedBy ? `operator ${slip.reviewedBy}` : 'system'),
-            at: formatGatewayDateTime(slip.reviewedAt),
-            reason_code: slip.reviewReasonCode,
-            comment: slip.reviewComment,
-          }
-        : null,
-      pending: pending ? { id: pending.id, requested_by: pending.requestedByActor } : null,
-      holder: holder?.operatorEmail ?? null,
-      age: ageLabel(slip.createdAt),
-      ageClass: ageClass(slip.createdAt),
+      ...page,
       approveCodes: options(SLIP_REVIEW_REASON_CODES.approve),
       rejectCodes: options(SLIP_REVIEW_REASON_CODES.reject),
       decision: ctx.session.flashMessages.get('decision') ?? null,
@@ -268,22 +167,7 @@ export default class ReviewController {
           actor
         ),
       (result) => {
-        if (result.decision === 'reject') {
-          ctx.session.flash(
-            'success',
-            `Slip ${slipId} rejected; the order is ${result.order.status}${result.order.awaitingReview ? ' and still awaits review' : ''}.`
-          )
-        } else if (result.outcome === 'approval_requested') {
-          ctx.session.flash(
-            'success',
-            `Above the platform’s four-eyes threshold: approval request #${result.request.id} opened; a second operator must approve it before the payment is marked paid.`
-          )
-        } else {
-          ctx.session.flash(
-            'success',
-            `Slip ${slipId} approved: payment ${result.order.platformOrderId} is ${result.order.status}.`
-          )
-        }
+        ctx.session.flash('success', slipDecisionMessage(slipId, result))
         return ctx.response.redirect(`/admin/review/slips/${slipId}`)
       },
       // Shown beside the form that was sent (approve or reject).
@@ -383,21 +267,9 @@ export default class ReviewController {
     const page = `/admin/orders/${encodeURIComponent(platformOrderId)}`
     return submitAction(
       ctx,
-      async (actor) => {
-        if (what === 'freeze') return { text: `frozen`, order: await freezePayment(input, actor) }
-        if (what === 'unfreeze') {
-          return { text: 'unfrozen', order: await unfreezePayment(input, actor) }
-        }
-        const result = await markPaymentPaid({ ...input, amount_policy: amountPolicy(ctx) }, actor)
-        return result.outcome === 'approval_requested'
-          ? {
-              text: `above the platform’s four-eyes threshold: approval request #${result.request.id} opened for a second operator`,
-              order: result.order,
-            }
-          : { text: 'marked paid', order: result.order }
-      },
-      ({ text, order }) => {
-        ctx.session.flash('success', `${order.platformOrderId}: ${text} (now ${order.status}).`)
+      (actor) => decideOrder(what, input, amountPolicy(ctx), actor),
+      ({ order, markPaid }) => {
+        ctx.session.flash('success', orderDecisionMessage(what, order, markPaid))
         return ctx.response.redirect(backTo(ctx, page))
       },
       { formFields: DECISION_FORM_FIELDS, action: what }

@@ -18,7 +18,13 @@ import {
   explainDebitLine,
   EXPLAIN_DEBIT_REASON_CODES,
 } from '#reconciliation/actions/explain_debit_line'
-import { linePage, linesQueue, linesQueueFilters } from '#admin/queries/lines_queue'
+import {
+  linePage,
+  lineStatusAndNote,
+  linesQueue,
+  linesQueueFilters,
+} from '#admin/queries/lines_queue'
+import { attachedMessage, creditedMessage, returnedMessage } from '#admin/views/line_decisions'
 import { depositAccountChoices } from '#admin/queries/statements'
 import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
@@ -47,56 +53,100 @@ async function decide(
 ): Promise<string> {
   const reason = { reason_code: fields.reason_code, comment: fields.comment }
   if (decision === 'attach') {
-    const result = await attachStatementLine(
-      {
-        statement_line_id: lineId,
-        platform_order_id: fields.platform_order_id,
-        // Attaching the line of a payment credited before it for another amount.
-        amount_policy: fields.amount_policy || undefined,
-        ...reason,
-      },
-      actor
-    )
-    const id = result.order.platformOrderId
-    if (result.outcome === 'approval_requested') {
-      return `line #${lineId}: approval request #${result.request.id} opened to attach it to ${id}; a second operator must approve it`
+    const input = {
+      statement_line_id: lineId,
+      platform_order_id: fields.platform_order_id,
+      // Attaching the line of a payment credited before it for another amount.
+      amount_policy: fields.amount_policy || undefined,
+      ...reason,
     }
-    if (result.outcome === 'paid') return `line #${lineId} attached: ${id} is paid`
-    if (result.outcome === 'receivable_cleared') {
-      // The payment was credited before its line: the line backs it (a credit corrected if it said so).
-      return (
-        `line #${lineId} attached to ${id}, credited before its line: its receivable is cleared` +
-        (result.credited !== null
-          ? `, the credit corrected to ${formatThb(result.credited)} THB (fee ${formatThb(result.fee ?? 0)})`
-          : '')
-      )
-    }
-    return `line #${lineId} attached to ${id} (late payment): ${formatThb(result.credited ?? 0)} THB credited to the merchant (fee ${formatThb(result.fee ?? 0)}), the order stays ${result.order.status}`
+    return attachedMessage(lineId, await attachStatementLine(input, actor))
   }
   if (decision === 'credit') {
-    const result = await creditMerchantFromLine(
-      { statement_line_id: lineId, merchant_id: fields.merchant_id, ...reason },
-      actor
+    const input = { statement_line_id: lineId, merchant_id: fields.merchant_id, ...reason }
+    return creditedMessage(lineId, await creditMerchantFromLine(input, actor))
+  }
+  const input = {
+    statement_line_id: lineId,
+    bank: fields.bank,
+    account_no: fields.account_no,
+    account_name: fields.account_name,
+    ...reason,
+  }
+  return returnedMessage(lineId, await returnStatementLine(input, actor), fields)
+}
+
+const isDecision = (value: string): value is Decision =>
+  (DECISIONS as readonly string[]).includes(value)
+
+/** The fields of the line page's decision forms. */
+const DECISION_FIELDS = [
+  'platform_order_id',
+  'amount_policy',
+  'merchant_id',
+  'bank',
+  'account_no',
+  'account_name',
+  'reason_code',
+  'comment',
+]
+
+/**
+ * The decision of the form that was sent; a problem with a field this form
+ * has no control for goes on top of the form.
+ */
+async function decideOnForm(
+  decision: string,
+  lineId: string,
+  fields: Record<string, unknown>,
+  actor: Actor
+) {
+  if (!isDecision(decision)) {
+    throw ActionError.general(`decision must be one of: ${DECISIONS.join(', ')}`)
+  }
+  try {
+    return await decide(decision, lineId, fields, actor)
+  } catch (error) {
+    // Not an ActionError, or already done (a notice, on no field): as it is.
+    if (!(error instanceof ActionError) || error instanceof AlreadyDone) throw error
+    throw new ActionError(
+      error.errors.map((item) =>
+        item.field &&
+        (Object.hasOwn(fields, item.field) ||
+          // An unticked box sends nothing; the attach form shows it when asked for.
+          (decision === 'attach' && item.field === 'amount_policy'))
+          ? item
+          : { field: null, message: item.message }
+      )
     )
-    if (result.outcome === 'approval_requested') {
-      return `line #${lineId}: approval request #${result.request.id} opened to credit ${result.merchant.merchantId}; a second operator must approve it`
+  }
+}
+
+/**
+ * The ticked lines, one result each: attach each late line to the order its
+ * note names (`attach_named`), or credit each to one merchant (`credit`).
+ */
+async function decideLines(
+  ids: string[],
+  decision: string,
+  fields: Record<string, unknown>,
+  actor: Actor
+) {
+  if (ids.length === 0) throw ActionError.general('Tick at least one line.')
+  if (decision !== 'attach_named' && decision !== 'credit') {
+    throw ActionError.general('Choose what to do with the ticked lines.')
+  }
+  return runBulk(ids, async (id) => {
+    if (decision === 'credit') return decide('credit', id, fields, actor)
+    const line = await lineStatusAndNote(Number(id) || 0)
+    if (!line) throw ActionError.general(`no statement line #${id}`)
+    if (line.status !== 'late' || !line.note) {
+      throw ActionError.general(
+        `line #${id} is ${line.status}: it names no expired order; decide it on its page`
+      )
     }
-    return `line #${lineId}: ${formatThb(result.credited)} THB credited to ${result.merchant.merchantId} (fee ${formatThb(result.fee)})`
-  }
-  const result = await returnStatementLine(
-    {
-      statement_line_id: lineId,
-      bank: fields.bank,
-      account_no: fields.account_no,
-      account_name: fields.account_name,
-      ...reason,
-    },
-    actor
-  )
-  if (result.outcome === 'approval_requested') {
-    return `approval request #${result.request.id} opened: waits for a second admin (return ${formatThb(result.amount)} THB of line #${lineId} to ${fields.bank} ${fields.account_no}; nothing is returned until approved)`
-  }
-  return `line #${lineId}: ${formatThb(result.amount)} THB to be returned to ${result.bank} ${result.accountNo}; make the transfer from the deposit account`
+    return decide('attach', id, { ...fields, platform_order_id: line.note }, actor)
+  })
 }
 
 /** The fields of the debit forms: a refusal on any other goes on top of the page. */
@@ -163,48 +213,16 @@ export default class StatementLinesController {
   async decide(ctx: HttpContext) {
     const lineId = String(Number(ctx.params.id) || 0)
     const decision = String(ctx.request.input('decision', ''))
-    const fields = ctx.request.only([
-      'platform_order_id',
-      'amount_policy',
-      'merchant_id',
-      'bank',
-      'account_no',
-      'account_name',
-      'reason_code',
-      'comment',
-    ])
+    const fields = ctx.request.only(DECISION_FIELDS)
     return submitAction(
       ctx,
-      async (actor) => {
-        if (!(DECISIONS as readonly string[]).includes(decision)) {
-          throw ActionError.general(`decision must be one of: ${DECISIONS.join(', ')}`)
-        }
-        try {
-          return await decide(decision as Decision, lineId, fields, actor)
-        } catch (error) {
-          // Not an ActionError, or already done (a notice, on no field): as it is.
-          if (!(error instanceof ActionError) || error instanceof AlreadyDone) throw error
-          // A problem with a field this form has no control for goes on top of the form.
-          throw new ActionError(
-            error.errors.map((item) =>
-              item.field &&
-              (Object.hasOwn(fields, item.field) ||
-                // An unticked box sends nothing; the attach form shows it when asked for.
-                (decision === 'attach' && item.field === 'amount_policy'))
-                ? item
-                : { field: null, message: item.message }
-            )
-          )
-        }
-      },
+      (actor) => decideOnForm(decision, lineId, fields, actor),
       (message) => {
         ctx.session.flash('success', message)
         return ctx.response.redirect(`/admin/review/lines/${lineId}`)
       },
       // Shown at the top of the form that was sent (fields it lacks included).
-      {
-        action: (DECISIONS as readonly string[]).includes(decision) ? decision : undefined,
-      }
+      { action: isDecision(decision) ? decision : undefined }
     )
   }
 
@@ -271,29 +289,10 @@ export default class StatementLinesController {
     const fields = ctx.request.only(['merchant_id', 'reason_code', 'comment'])
     return submitAction(
       ctx,
-      async (actor) => {
-        if (ids.length === 0) throw ActionError.general('Tick at least one line.')
-        if (decision !== 'attach_named' && decision !== 'credit') {
-          throw ActionError.general('Choose what to do with the ticked lines.')
-        }
-        return runBulk(ids, async (id) => {
-          if (decision === 'credit') return decide('credit', id, fields, actor)
-          const found = await linePage(Number(id) || 0)
-          if (!found) throw ActionError.general(`no statement line #${id}`)
-          if (found.line.status !== 'late' || !found.line.note) {
-            throw ActionError.general(
-              `line #${id} is ${found.line.status}: it names no expired order; decide it on its page`
-            )
-          }
-          return decide('attach', id, { ...fields, platform_order_id: found.line.note }, actor)
-        })
-      },
+      (actor) => decideLines(ids, decision, fields, actor),
       (results) => {
-        flashBulkResults(
-          ctx,
-          decision === 'credit' ? 'Credit to merchant' : 'Attach to the named order',
-          results
-        )
+        const title = decision === 'credit' ? 'Credit to merchant' : 'Attach to the named order'
+        flashBulkResults(ctx, title, results)
         return ctx.response.redirect().back()
       }
     )

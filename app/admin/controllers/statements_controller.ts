@@ -16,7 +16,9 @@ import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import type Operator from '#operators/models/operator'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
-import { formatThb } from '#core/money'
+import { importNotice } from '#admin/views/statement_import'
+import type { Actor } from '#core/actor'
+import type { MultipartFile } from '@adonisjs/core/bodyparser'
 
 const PER_PAGE = 25
 
@@ -28,6 +30,45 @@ export const STATEMENT_FILE_MAX_BYTES = 10 * 1024 * 1024
 
 /** The action's fields that describe the file: shown beside the file control. */
 const FILE_FIELDS = new Set(['content', 'file_name'])
+
+/**
+ * The uploaded file imported (the same import action as the command, from
+ * the same bytes), its problems shown beside the file control; the body
+ * parser's temporary copy is removed whatever happens.
+ */
+async function importUploadedFile(
+  input: Record<string, unknown>,
+  file: MultipartFile | null,
+  actor: Actor
+) {
+  try {
+    if (!file || !file.tmpPath) {
+      throw ActionError.field('file', 'file is required: choose the statement file')
+    }
+    if (file.hasErrors) {
+      throw ActionError.field(
+        'file',
+        `file must be at most ${STATEMENT_FILE_MAX_BYTES / 1024 / 1024} MB`
+      )
+    }
+    // Bytes, as the command reads them: the same file imports the same lines either way.
+    const content = await readFile(file.tmpPath)
+    return await importStatement({ ...input, file_name: file.clientName, content }, actor, {
+      origin: { channel: 'upload' },
+    }).catch((error) => {
+      if (!(error instanceof ActionError)) throw error
+      throw new ActionError(
+        error.errors.map((item) =>
+          item.field && FILE_FIELDS.has(item.field) ? { ...item, field: 'file' } : item
+        ),
+        error.notFound
+      )
+    })
+  } finally {
+    // The body parser's temporary copy: the statement is now in the database.
+    if (file?.tmpPath) await rm(file.tmpPath, { force: true })
+  }
+}
 
 /**
  * Bank statements: upload a deposit account's statement file (the same
@@ -96,48 +137,10 @@ export default class StatementsController {
     const file = ctx.request.file('file', { size: STATEMENT_FILE_MAX_BYTES })
     return submitAction(
       ctx,
-      async (actor) => {
-        try {
-          if (!file || !file.tmpPath) {
-            throw ActionError.field('file', 'file is required: choose the statement file')
-          }
-          if (file.hasErrors) {
-            throw ActionError.field(
-              'file',
-              `file must be at most ${STATEMENT_FILE_MAX_BYTES / 1024 / 1024} MB`
-            )
-          }
-          // Bytes, as the command reads them: the same file imports the same lines either way.
-          const content = await readFile(file.tmpPath)
-          return await importStatement({ ...input, file_name: file.clientName, content }, actor, {
-            origin: { channel: 'upload' },
-          }).catch((error) => {
-            if (!(error instanceof ActionError)) throw error
-            throw new ActionError(
-              error.errors.map((item) =>
-                item.field && FILE_FIELDS.has(item.field) ? { ...item, field: 'file' } : item
-              ),
-              error.notFound
-            )
-          })
-        } finally {
-          // The body parser's temporary copy: the statement is now in the database.
-          if (file?.tmpPath) await rm(file.tmpPath, { force: true })
-        }
-      },
+      (actor) => importUploadedFile(input, file, actor),
       (summary) => {
-        if (summary.confirmation) {
-          ctx.session.flash(
-            'warning',
-            `${file!.clientName}: ${summary.lines} lines, ${summary.newLines} new. It would move ${formatThb(summary.confirmation.amount ?? 0)} THB, above a platform's four-eyes threshold: nothing is matched until a second operator confirms it (approval request #${summary.confirmation.id}).`
-          )
-          return ctx.response.redirect(`/admin/statements/imports/${summary.importId}`)
-        }
-        const { matched, late, unmatched } = summary.results
-        ctx.session.flash(
-          'success',
-          `${file!.clientName}: ${summary.lines} lines, ${summary.newLines} new: ${matched} matched, ${late} late, ${unmatched} unmatched.`
-        )
+        const notice = importNotice(file!.clientName, summary)
+        ctx.session.flash(notice.tone, notice.message)
         return ctx.response.redirect(`/admin/statements/imports/${summary.importId}`)
       }
     )

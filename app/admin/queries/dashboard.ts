@@ -6,6 +6,8 @@ import { queue, queueConnection } from '#core/queue/queue_manager'
 import { QUEUE_NAMES, type QueueName } from '#jobs/jobs'
 import { periodUsage } from '#payments/deposit_pool'
 import { AGE_BUCKETS } from '#review/queues'
+import Platform from '#merchants/models/platform'
+import Merchant from '#merchants/models/merchant'
 import { openReceivablesSummary, type ReceivablesSummary } from '#admin/queries/reconciliation_page'
 
 /**
@@ -39,6 +41,43 @@ export interface DashboardScope {
 }
 
 export const ALL_MERCHANTS: DashboardScope = { merchantIds: null, key: '' }
+
+/** A select's value when it names one of `ids`; anything else means "all". */
+function chosenId(value: unknown, ids: number[]): number | null {
+  const id = typeof value === 'string' && /^[1-9]\d{0,9}$/.test(value) ? Number(value) : null
+  return id !== null && ids.includes(id) ? id : null
+}
+
+/**
+ * The platforms and merchants the dashboard's selects offer, and the ones
+ * chosen (?platform=, ?merchant=). The merchant select lists the chosen
+ * platform's merchants only; a merchant of another platform (a stale URL)
+ * is dropped rather than showing nothing.
+ */
+export async function dashboardChoices(platform: unknown, merchant: unknown) {
+  const platforms = await Platform.query().orderBy('name').orderBy('id')
+  const platformId = chosenId(
+    platform,
+    platforms.map((item) => item.id)
+  )
+  const merchantsQuery = Merchant.query().orderBy('name').orderBy('id')
+  if (platformId !== null) merchantsQuery.where('platform_id', platformId)
+  const merchants = await merchantsQuery
+  const merchantId = chosenId(
+    merchant,
+    merchants.map((item) => item.id)
+  )
+  return {
+    platforms: platforms.map((item) => ({ id: item.id, name: item.name })),
+    merchants: merchants.map((item) => ({
+      id: item.id,
+      name: item.name,
+      platformId: item.platformId,
+    })),
+    platformId,
+    merchantId,
+  }
+}
 
 /**
  * Orders carry their merchant, not their platform: a platform is the list

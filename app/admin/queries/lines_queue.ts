@@ -342,3 +342,12 @@ async function paymentCandidates(
     }
   })
 }
+
+/**
+ * A line's status and note, for the bulk "attach to the named order": a
+ * late line's note names the expired order it paid. Null for no line.
+ */
+export async function lineStatusAndNote(id: number) {
+  const row = await db.from('statement_lines').where('id', id).select('status', 'note').first()
+  return row ? { status: String(row.status), note: (row.note as string | null) ?? null } : null
+}
