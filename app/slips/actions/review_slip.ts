@@ -41,11 +41,26 @@ export const SLIP_REVIEW_REASON_CODES = {
   reject: SLIP_REJECT_REASON_CODES,
 } as const
 
+/** The reason code must be one of the decision's own (approve: mark paid's; reject: the slip's). */
+const reasonCodeOfDecision = vine.createRule((value, _options, field) => {
+  if (typeof value !== 'string') return
+  const decision = (field.parent as { decision?: unknown } | undefined)?.decision
+  if (decision !== 'approve' && decision !== 'reject') return
+  const codes: readonly string[] = SLIP_REVIEW_REASON_CODES[decision]
+  if (!codes.includes(value)) {
+    field.report(
+      `reason_code for ${decision} must be one of: ${codes.join(', ')}`,
+      'reasonCodeOfDecision',
+      field
+    )
+  }
+})
+
 export const reviewSlipValidator = vine.compile(
   vine.object({
     slip_id: vine.number().withoutDecimals().min(1),
     decision: vine.enum(['approve', 'reject'] as const),
-    reason_code: vine.string().trim(),
+    reason_code: vine.string().trim().use(reasonCodeOfDecision()),
     comment: decisionComment(),
     /** Approving a transfer of another amount than transfer_amount (mark paid's amount_policy). */
     amount_policy: vine.enum(AMOUNT_POLICIES).optional(),
@@ -86,13 +101,6 @@ export async function reviewSlip(
   actor: Actor
 ): Promise<ReviewSlipResult> {
   const data = await validateInput(reviewSlipValidator, input, MESSAGES)
-  const codes: readonly string[] = SLIP_REVIEW_REASON_CODES[data.decision]
-  if (!codes.includes(data.reason_code)) {
-    throw ActionError.field(
-      'reason_code',
-      `reason_code for ${data.decision} must be one of: ${codes.join(', ')}`
-    )
-  }
   const found = await PaymentSlip.find(data.slip_id)
   if (!found) throw ActionError.notFound('slip_id', `no slip ${data.slip_id}`)
   const order = await PaymentOrder.findOrFail(found.paymentOrderId)
