@@ -1,5 +1,6 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { runMerchantListEdit } from './_merchant_list_edit.js'
 
 /**
  * Ace adapter of the edit-IP-whitelist action; with no flag it only lists.
@@ -28,18 +29,7 @@ export default class MerchantIpWhitelist extends BaseCommand {
 
   async run() {
     const { editIpWhitelist } = await import('#merchants/actions/edit_ip_whitelist')
-    const { runAction } = await import('#core/cli')
-    const { cliActor } = await import('#core/actor')
-    await runAction(this, async () => {
-      const result = await editIpWhitelist(
-        {
-          merchant_id: this.merchantId,
-          add: this.add,
-          remove: this.remove,
-          comment: this.comment,
-        },
-        cliActor()
-      )
+    await runMerchantListEdit(this, editIpWhitelist, (result) => {
       for (const cidr of result.added) this.logger.info(`added ${cidr}`)
       for (const cidr of result.alreadyListed) this.logger.info(`${cidr} was already listed`)
       for (const cidr of result.removed) this.logger.info(`removed ${cidr}`)

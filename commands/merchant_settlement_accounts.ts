@@ -1,5 +1,6 @@
 import { BaseCommand, args, flags } from '@adonisjs/core/ace'
 import type { CommandOptions } from '@adonisjs/core/types/ace'
+import { runMerchantListEdit } from './_merchant_list_edit.js'
 
 /**
  * Ace adapter of the edit-settlement-accounts action; with no flag it only
@@ -28,18 +29,7 @@ export default class MerchantSettlementAccounts extends BaseCommand {
   async run() {
     const { editSettlementAccounts } = await import('#merchants/actions/edit_settlement_accounts')
     const { settlementRestriction } = await import('#merchants/settlement_accounts')
-    const { runAction } = await import('#core/cli')
-    const { cliActor } = await import('#core/actor')
-    await runAction(this, async () => {
-      const result = await editSettlementAccounts(
-        {
-          merchant_id: this.merchantId,
-          add: this.add,
-          remove: this.remove,
-          comment: this.comment,
-        },
-        cliActor()
-      )
+    await runMerchantListEdit(this, editSettlementAccounts, async (result) => {
       const id = result.merchant.merchantId
       const { required } = await settlementRestriction(result.merchant.id)
       if (result.added.length + result.removed.length > 0) {

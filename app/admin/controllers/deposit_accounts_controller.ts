@@ -1,37 +1,26 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import db from '@adonisjs/lucid/services/db'
 import DepositAccount from '#payments/models/deposit_account'
 import { createDepositAccount } from '#payments/actions/create_deposit_account'
-import { updateDepositAccount } from '#payments/actions/update_deposit_account'
+import {
+  switchDepositAccount,
+  updateDepositAccount,
+} from '#payments/actions/update_deposit_account'
 import { scheduleMaintenanceWindow } from '#payments/actions/schedule_maintenance_window'
 import { cancelMaintenanceWindow } from '#payments/actions/cancel_maintenance_window'
-import { depositAccountUsage } from '#payments/deposit_account_usage'
-import { listMaintenanceWindows, presentMaintenanceWindow } from '#payments/maintenance_windows'
 import {
-  POOL_SORTS,
-  poolGroups,
-  poolQuery,
-  poolRow,
-  recentlyCancelledWindows,
-  windowsOfAccount,
-  type PoolFilters,
-  type PoolSort,
-} from '#admin/queries/deposit_account_pool'
-import { BANKS } from '#core/banks'
+  ACCOUNT_CHOICES,
+  depositAccountPage,
+  layoutChoices,
+  poolPage,
+  windowRow,
+} from '#admin/views/deposit_accounts'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
-import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
+import { reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
-import {
-  NEW_DEPOSIT_ACCOUNT_TARGET,
-  CREATE_DEPOSIT_ACCOUNT_ACTION,
-} from '#payments/actions/create_deposit_account'
 import type Operator from '#operators/models/operator'
-import { definedLayoutChoices } from '#reconciliation/statement_layouts'
 import type ApprovalRequest from '#approvals/models/approval_request'
-
-const PER_PAGE = 25
 
 /** Every field of an account as the forms send it (the action's input names). */
 const ACCOUNT_FIELDS = [
@@ -70,70 +59,14 @@ const CLEARABLE_FIELDS = [
   'statement_layout_id',
 ]
 
-/** What the forms' selects offer. */
-const CHOICES = {
-  channels: ['qr', 'transfer', 'external'].map((value) => ({ value, label: value })),
-  banks: Object.keys(BANKS).map((value) => ({ value, label: value })),
-}
-
-/** The statement layouts an account may read its files with (and none: neutral, or recognised). */
-async function layoutChoices() {
-  const layouts = await definedLayoutChoices()
-  return {
-    statementLayouts: [
-      { value: '', label: 'none: neutral (a KBiz export is recognised)' },
-      ...layouts.map((layout) => ({
-        value: String(layout.id),
-        label: `${layout.name}${layout.bank ? ` (${layout.bank})` : ''} v${layout.version}`,
-      })),
-    ],
-  }
-}
-
 /** "approval request #12 opened: waits for a second admin". */
 function opened(request: ApprovalRequest) {
   return `approval request #${request.id} opened: waits for a second admin`
 }
 
-/**
- * The live approval requests on the pool, for the list: the changes
- * waiting on each account (by account id) and the new accounts waiting to be
- * added, each with what the operator may do with it.
- */
-async function poolRequests(operator: Operator) {
-  const rows = await db
-    .from('approval_requests')
-    .whereIn('target_type', ['deposit_account', NEW_DEPOSIT_ACCOUNT_TARGET])
-    .where('status', 'pending')
-    .where('expires_at', '>', new Date())
-    .orderBy('id')
-    .select('id', 'target_type', 'target_id', 'action')
-  const changes = new Map<number, number>()
-  const newTargets = new Set<string>()
-  for (const row of rows) {
-    if (row.target_type === 'deposit_account') changes.set(Number(row.target_id), Number(row.id))
-    else if (row.action === CREATE_DEPOSIT_ACCOUNT_ACTION) newTargets.add(String(row.target_id))
-  }
-  const additions = []
-  for (const target of newTargets) {
-    additions.push(...(await pendingRequestsFor(operator, NEW_DEPOSIT_ACCOUNT_TARGET, target)))
-  }
-  return { changes, additions: additions.sort((a, b) => a.id - b.id) }
-}
-
 const DECISION_CODES = {
   approveCodes: reasonOptions(APPROVAL_APPROVE_REASON_CODES),
   rejectCodes: reasonOptions(APPROVAL_REJECT_REASON_CODES),
-}
-
-function windowRow(window: Parameters<typeof presentMaintenanceWindow>[0]) {
-  const shown = presentMaintenanceWindow(window)
-  return {
-    ...shown,
-    takes_out: shown.bank
-      ? `every ${shown.bank} account`
-      : `deposit account ${shown.deposit_account_id}`,
-  }
 }
 
 /**
@@ -145,64 +78,21 @@ function windowRow(window: Parameters<typeof presentMaintenanceWindow>[0]) {
  * and this maps it to the flash message, and the pages show the requests.
  */
 export default class DepositAccountsController {
-  async index(ctx: HttpContext) {
-    const { request, view, auth, session } = ctx
-    const filters: PoolFilters = {}
-    for (const key of ['group', 'channel', 'bank', 'active'] as const) {
-      const value = String(request.input(key, '')).trim().slice(0, 64)
-      if (value) filters[key] = value
-    }
-    const sort: PoolSort = POOL_SORTS.includes(request.input('sort'))
-      ? request.input('sort')
-      : 'priority'
-    const dir = request.input('dir') === 'asc' ? 'asc' : 'desc'
-    const pageNumber = Math.max(1, Number(request.input('page', 1)) || 1)
-
-    const page = await poolQuery(filters, sort, dir).paginate(pageNumber, PER_PAGE)
-    const accounts = page.all()
-    const usage = await depositAccountUsage(accounts)
-    const rows = accounts.map((account) => poolRow(account, usage.get(account.id)!))
-    const groups = await poolGroups()
-    const listed = new Map<string, typeof rows>()
-    for (const row of rows) {
-      listed.set(row.deposit_group, [...(listed.get(row.deposit_group) ?? []), row])
-    }
-
-    const requests = await poolRequests(auth.user as Operator)
-    const filterQuery = (extra: Record<string, string>) =>
-      new URLSearchParams({ ...filters, sort, dir, ...extra }).toString()
+  async index({ request, view, auth, session }: HttpContext) {
     return view.render('admin/deposit_accounts/index', {
-      filters,
-      sort,
-      dir,
-      page,
-      query: (to: number) => filterQuery({ page: String(to) }),
-      /** The link of a sortable column heading: the other direction when already sorted by it. */
-      sortQuery: (column: PoolSort) =>
-        filterQuery({ sort: column, dir: sort === column && dir === 'desc' ? 'asc' : 'desc' }),
-      groups: [...listed.entries()].map(([name, groupRows]) => ({
-        name,
-        total: groups.find((group) => group.name === name)?.total ?? groupRows.length,
-        accounts: groupRows,
-      })),
-      groupChoices: groups.map((group) => ({
-        value: group.name,
-        label: `${group.name} (${group.total})`,
-      })),
-      windows: (await listMaintenanceWindows()).map(windowRow),
-      cancelledWindows: (await recentlyCancelledWindows()).map(windowRow),
-      /** Account id → the approval request waiting on it. */
-      pendingChanges: Object.fromEntries(requests.changes),
-      pendingAdditions: requests.additions,
+      ...(await poolPage(request.qs(), auth.user as Operator)),
       refusal: session.flashMessages.get('actionRefusal') ?? null,
       back: '/admin/deposit-accounts',
       ...DECISION_CODES,
-      ...CHOICES,
+      ...ACCOUNT_CHOICES,
     })
   }
 
   async create({ view }: HttpContext) {
-    return view.render('admin/deposit_accounts/new', { ...CHOICES, ...(await layoutChoices()) })
+    return view.render('admin/deposit_accounts/new', {
+      ...ACCOUNT_CHOICES,
+      ...(await layoutChoices()),
+    })
   }
 
   async store(ctx: HttpContext) {
@@ -234,23 +124,12 @@ export default class DepositAccountsController {
   async show({ view, params, auth, session }: HttpContext) {
     const account = await DepositAccount.find(Number(params.id) || 0)
     if (!account) throw ActionError.notFound('id', `no deposit account with id ${params.id}`)
-    const usage = await depositAccountUsage([account])
     return view.render('admin/deposit_accounts/show', {
-      account: poolRow(account, usage.get(account.id)!),
-      providerConfig: account.providerConfig ? JSON.stringify(account.providerConfig) : '',
-      windows: (await windowsOfAccount(account)).map(windowRow),
-      pendingRequests: await pendingRequestsFor(
-        auth.user as Operator,
-        'deposit_account',
-        String(account.id)
-      ),
+      ...(await depositAccountPage(account, auth.user as Operator)),
       refusal: session.flashMessages.get('actionRefusal') ?? null,
       back: `/admin/deposit-accounts/${account.id}`,
-      statementLayoutId:
-        account.statementLayoutId === null ? '' : String(account.statementLayoutId),
       ...DECISION_CODES,
-      ...CHOICES,
-      ...(await layoutChoices()),
+      ...ACCOUNT_CHOICES,
     })
   }
 
@@ -278,12 +157,16 @@ export default class DepositAccountsController {
     const active = ctx.request.input('active') === 'on' ? 'on' : 'off'
     return submitAction(
       ctx,
-      async (actor) => {
-        if (ctx.request.input('confirm') !== 'on') {
-          throw ActionError.field('confirm', 'tick the box to confirm the switch')
-        }
-        return updateDepositAccount({ id, active, comment: ctx.request.input('comment') }, actor)
-      },
+      (actor) =>
+        switchDepositAccount(
+          {
+            id,
+            active,
+            confirm: ctx.request.input('confirm'),
+            comment: ctx.request.input('comment'),
+          },
+          actor
+        ),
       ({ changed, request }) => {
         ctx.session.flash(
           'success',

@@ -1,7 +1,11 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import gateway from '#config/gateway'
 import { createMerchant } from '#merchants/actions/create_merchant'
-import { configureMerchant } from '#merchants/actions/configure_merchant'
+import {
+  changeMerchantStatus,
+  type configureMerchant,
+  configureMerchantSettings,
+} from '#merchants/actions/configure_merchant'
 import { editIpWhitelist } from '#merchants/actions/edit_ip_whitelist'
 import { editSettlementAccounts } from '#merchants/actions/edit_settlement_accounts'
 import { rotateCredentials } from '#merchants/actions/rotate_credentials'
@@ -231,29 +235,9 @@ export default class MerchantsController {
     // An unticked checkbox sends nothing: off.
     for (const name of PERMISSIONS) input[name] = ctx.request.input(name) === 'on' ? 'on' : 'off'
     for (const name of CLEARABLE) if (input[name] === '') input[name] = 'none'
-    // The select offers the pool's groups; a posted group no account has (and
-    // that is not the merchant's own) is refused here, as the action words it.
-    const group = typeof input.deposit_group === 'string' ? input.deposit_group.trim() : ''
-    if (group !== '' && group !== 'none') {
-      const merchant = await Merchant.findBy('merchant_id', this.#id(ctx))
-      const { names } = await depositGroupOptions(null)
-      if (!names.includes(group) && merchant?.depositGroup !== group) {
-        return submitAction(
-          ctx,
-          async () => {
-            throw new ActionError([
-              {
-                field: 'deposit_group',
-                message: `deposit_group: no deposit account is in group "${group}"; choose one of the pool's groups (deposit-account:create adds one)`,
-              },
-            ])
-          },
-          () => null
-        )
-      }
-    }
     return this.#configure(
       ctx,
+      configureMerchantSettings,
       input,
       (field) => field,
       (changed) => `Saved: ${changed.join(', ')}.`
@@ -262,30 +246,14 @@ export default class MerchantsController {
 
   /** Suspend or activate: confirmed, with a reason kept in the audit log. */
   async status(ctx: HttpContext) {
-    const { status, confirm, comment } = formInput(ctx, 'status_', ['status', 'confirm', 'comment'])
-    const problems = [
-      ...(confirm === 'on'
-        ? []
-        : [{ field: 'status_confirm', message: 'tick the box to confirm' }]),
-      ...(String(comment ?? '').trim()
-        ? []
-        : [{ field: 'status_comment', message: 'give the reason (kept in the audit log)' }]),
-    ]
-    if (problems.length > 0) {
-      return submitAction(
-        ctx,
-        async () => {
-          throw new ActionError(problems)
-        },
-        () => null
-      )
-    }
+    const input = formInput(ctx, 'status_', ['status', 'confirm', 'comment'])
     return this.#configure(
       ctx,
-      { status, comment },
-      (field) => (field === 'comment' ? 'status_comment' : null),
+      changeMerchantStatus,
+      input,
+      (field) => (field === 'comment' || field === 'confirm' ? `status_${field}` : null),
       () =>
-        status === 'suspended'
+        input.status === 'suspended'
           ? 'Merchant suspended: every API call of this merchant fails authentication.'
           : 'Merchant activated.'
     )
@@ -472,14 +440,14 @@ export default class MerchantsController {
 
   #configure(
     ctx: HttpContext,
+    configure: typeof configureMerchant,
     input: Record<string, unknown>,
     fieldOf: (field: string) => string | null,
     message: (changed: string[]) => string
   ) {
     return submitAction(
       ctx,
-      (actor) =>
-        inForm(configureMerchant({ ...input, merchant_id: this.#id(ctx) }, actor), fieldOf),
+      (actor) => inForm(configure({ ...input, merchant_id: this.#id(ctx) }, actor), fieldOf),
       ({ changed, warnings, request }) => {
         const said = [
           changed.length > 0 ? message(changed) : request ? '' : 'Nothing changed.',

@@ -1,10 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
-import { basename, join } from 'node:path'
+import { basename } from 'node:path'
 import app from '@adonisjs/core/services/app'
 import { exportBulkFile } from '#payouts/actions/export_bulk_file'
-import { recordPayoutOutcome } from '#payouts/actions/record_payout_outcome'
+import { recordConfirmedPayoutOutcome } from '#payouts/actions/record_payout_outcome'
+import { downloadBulkFile } from '#payouts/actions/download_bulk_file'
 import { retryPayoutDispatch } from '#payouts/actions/retry_payout_dispatch'
 import {
   RELEASE_REJECTED_ACTION,
@@ -25,11 +25,11 @@ import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import type Operator from '#operators/models/operator'
+import type PayoutOrder from '#payouts/models/payout_order'
+import type ApprovalRequest from '#approvals/models/approval_request'
 import { BANKS } from '#core/banks'
-import { recordAudit } from '#core/audit'
 import { ActionError } from '#core/validation'
 import { operatorActor, submitAction } from '#admin/operator_action'
-import { inTransaction } from '#core/transaction'
 
 const PER_PAGE = 25
 
@@ -39,9 +39,6 @@ const PER_PAGE = 25
  * way it was exported.
  */
 const BULK_FILE_DIRECTORY = () => app.makePath('tmp/payouts')
-
-/** A file name export_bulk_file gives: `<batch id>-<bank>.csv`. */
-const BULK_FILE_NAME = /^B\d{14}[A-Z0-9]{6}-[A-Z]{2,5}\.csv$/
 
 /**
  * Runs `work`; refusals about fields this page has no control for (the
@@ -78,6 +75,16 @@ async function asReleaseForm<T>(work: () => Promise<T>) {
       error.notFound
     )
   }
+}
+
+/** What the page says once the bank's answer is recorded, or waits for a second operator. */
+function outcomeMessage(order: PayoutOrder, request: ApprovalRequest | null) {
+  if (request) {
+    return `${order.platformOrderId}: approval request #${request.id} opened: recording it as failed gives its hold back to the merchant, so a second operator carries it out; nothing moved yet.`
+  }
+  return order.status === 'success'
+    ? `${order.platformOrderId}: success recorded; the merchant's SUCCESS callback is written.`
+    : `${order.platformOrderId}: failed (${order.failureReason}) recorded; the merchant's FAIL callback is written.`
 }
 
 function sendCsv(ctx: HttpContext, path: string) {
@@ -173,19 +180,11 @@ export default class PayoutsController {
   /** A bulk payout file exported earlier, again (audited: it holds account numbers). */
   async file(ctx: HttpContext) {
     const name = String(ctx.params.file)
-    const path = join(BULK_FILE_DIRECTORY(), name)
-    const found = BULK_FILE_NAME.test(name) && (await stat(path).catch(() => null))?.isFile()
-    if (!found) {
+    const path = await downloadBulkFile(BULK_FILE_DIRECTORY(), name, operatorActor(ctx))
+    if (!path) {
       ctx.session.flash('error', `${name} is not on this server.`)
       return ctx.response.redirect('/admin/payouts')
     }
-    await inTransaction((trx) =>
-      recordAudit(trx, operatorActor(ctx), {
-        action: 'payouts.file_download',
-        target: { type: 'payout_batch', id: name.slice(0, 21) },
-        details: { file: name },
-      })
-    )
     return sendCsv(ctx, path)
   }
 
@@ -198,33 +197,19 @@ export default class PayoutsController {
   async outcome(ctx: HttpContext) {
     const platformOrderId = String(ctx.params.platformOrderId)
     if (ctx.request.input('outcome') === 'rejected') return this.release(ctx, platformOrderId)
-    const input = ctx.request.only(['outcome', 'reason'])
+    const input = ctx.request.only(['outcome', 'reason', 'confirm'])
     return submitAction(
       ctx,
       (actor) =>
-        withFields(['outcome', 'reason', 'confirm'], async () => {
-          if (ctx.request.input('confirm') !== 'on') {
-            throw ActionError.field('confirm', "tick the box to confirm the bank's answer")
-          }
-          return recordPayoutOutcome({ ...input, platform_order_id: platformOrderId }, actor)
-        }),
+        withFields(['outcome', 'reason', 'confirm'], () =>
+          recordConfirmedPayoutOutcome({ ...input, platform_order_id: platformOrderId }, actor)
+        ),
       ({ order, request }) => {
-        if (request) {
-          ctx.session.flash(
-            'success',
-            `${order.platformOrderId}: approval request #${request.id} opened: recording it as failed gives its hold back to the merchant, so a second operator carries it out; nothing moved yet.`
-          )
-          return ctx.response.redirect(
-            `/admin/payouts/${encodeURIComponent(order.platformOrderId)}`
-          )
-        }
-        ctx.session.flash(
-          'success',
-          order.status === 'success'
-            ? `${order.platformOrderId}: success recorded; the merchant's SUCCESS callback is written.`
-            : `${order.platformOrderId}: failed (${order.failureReason}) recorded; the merchant's FAIL callback is written.`
+        ctx.session.flash('success', outcomeMessage(order, request))
+        // A failure waiting for a second operator: back to the payout, where the request shows.
+        return ctx.response.redirect(
+          request ? `/admin/payouts/${encodeURIComponent(order.platformOrderId)}` : '/admin/payouts'
         )
-        return ctx.response.redirect('/admin/payouts')
       }
     )
   }

@@ -1,11 +1,11 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import db from '@adonisjs/lucid/services/db'
 import Platform from '#merchants/models/platform'
 import { createPlatform } from '#merchants/actions/create_platform'
-import { configurePlatform } from '#merchants/actions/configure_platform'
+import { configurePlatform, switchPlatformDeposits } from '#merchants/actions/configure_platform'
 import { platformSnapshot } from '#merchants/platform_rules'
 import { ActionError } from '#core/validation'
 import { submitAction } from '#admin/operator_action'
+import { merchantCountsByPlatform } from '#admin/queries/merchants'
 import { pendingRequestsFor } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
@@ -21,12 +21,7 @@ const options = (codes: readonly string[]) => codes.map((code) => ({ value: code
 export default class PlatformsController {
   async index({ view }: HttpContext) {
     const platforms = await Platform.query().orderBy('code')
-    const counts = await db
-      .from('merchants')
-      .groupBy('platform_id')
-      .select('platform_id')
-      .count('* as total')
-    const merchantsOf = new Map(counts.map((row) => [row.platform_id, Number(row.total)]))
+    const merchantsOf = await merchantCountsByPlatform()
     return view.render('admin/platforms/index', {
       platforms: platforms.map((platform) => ({
         ...platformSnapshot(platform),
@@ -101,29 +96,30 @@ export default class PlatformsController {
   /** The killswitch, confirmed: switching deposits off makes every payment create answer 503. */
   async deposits(ctx: HttpContext) {
     const enabled = ctx.request.input('deposit_enabled')
-    if (ctx.request.input('confirm') !== 'on') {
-      return submitAction(
-        ctx,
-        async () => {
-          throw ActionError.field('confirm', 'tick the box to confirm the switch')
-        },
-        () => null
-      )
-    }
     return this.#configure(
       ctx,
-      { deposit_enabled: enabled, comment: ctx.request.input('comment') },
+      {
+        deposit_enabled: enabled,
+        confirm: ctx.request.input('confirm'),
+        comment: ctx.request.input('comment'),
+      },
       enabled === 'on'
         ? 'Deposits switched on.'
-        : 'Deposits switched off: payment creates answer 503.'
+        : 'Deposits switched off: payment creates answer 503.',
+      switchPlatformDeposits
     )
   }
 
-  #configure(ctx: HttpContext, input: Record<string, unknown>, message: string) {
+  #configure(
+    ctx: HttpContext,
+    input: Record<string, unknown>,
+    message: string,
+    configure: typeof configurePlatform = configurePlatform
+  ) {
     const code = String(ctx.params.code)
     return submitAction(
       ctx,
-      (actor) => configurePlatform({ ...input, code }, actor),
+      (actor) => configure({ ...input, code }, actor),
       ({ changed, requests, superseded }) => {
         // Switching deposits back on (or weakening four eyes) waits for a second admin.
         const asked = requests.map((request) => `#${request.id}`).join(', ')

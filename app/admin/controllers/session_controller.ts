@@ -3,7 +3,6 @@ import QRCode from 'qrcode'
 import Operator from '#operators/models/operator'
 import {
   checkPassword,
-  checkSecondFactor,
   endAllSessions,
   enrolTotp,
   recordFailedSignIn,
@@ -25,6 +24,7 @@ import {
   setOperatorPassword,
 } from '#operators/actions/set_operator_password'
 import { ActionError } from '#core/validation'
+import { checkSignInCode } from '#operators/actions/check_sign_in_code'
 import { SIGNED_IN_AT } from '#admin/middleware/admin_auth_middleware'
 
 const PENDING = 'admin_pending_operator'
@@ -39,8 +39,32 @@ function blockMessage(block: NonNullable<SignInBlock>) {
     : `Too many failed sign-ins from this address. Try again in ${minutes} minutes.`
 }
 
-function origin(ctx: HttpContext): RequestOrigin {
+function origin(ctx: HttpContext): RequestOrigin & { ip: string } {
   return { ip: ctx.request.ip(), requestId: ctx.request.id() ?? null }
+}
+
+/** What the code field says when the second step refuses the code. */
+const CODE_REFUSALS = {
+  reused: 'This code was already used: wait for the next one in your app.',
+  wrong: 'Wrong or expired code.',
+}
+
+/**
+ * A refused password choice, flashed for the welcome page: each field's
+ * error beside it, or the refusal on top (an invalid link). Null: refused.
+ */
+function flashRefusal(ctx: HttpContext, error: unknown): null {
+  if (!(error instanceof ActionError)) throw error
+  const fields = error.errors.filter((item) => item.field !== null)
+  if (fields.length === 0) {
+    ctx.session.flash('error', error.message)
+  } else {
+    ctx.session.flash(
+      'inputErrorsBag',
+      Object.fromEntries(fields.map((item) => [item.field, [item.message]]))
+    )
+  }
+  return null
 }
 
 /**
@@ -96,29 +120,15 @@ export default class SessionController {
   async welcome(ctx: HttpContext) {
     const { request, session, response } = ctx
     const token = ctx.params.token as string
-    let operator: Operator
-    try {
-      operator = await setOperatorPassword(
-        {
-          token,
-          password: request.input('password', ''),
-          password_confirmation: request.input('password_confirmation', ''),
-        },
-        origin(ctx)
-      )
-    } catch (error) {
-      if (!(error instanceof ActionError)) throw error
-      const fields = error.errors.filter((item) => item.field !== null)
-      if (fields.length === 0) {
-        session.flash('error', error.message)
-      } else {
-        session.flash(
-          'inputErrorsBag',
-          Object.fromEntries(fields.map((item) => [item.field, [item.message]]))
-        )
-      }
-      return response.redirect(`/admin/welcome/${encodeURIComponent(token)}`)
-    }
+    const operator = await setOperatorPassword(
+      {
+        token,
+        password: request.input('password', ''),
+        password_confirmation: request.input('password_confirmation', ''),
+      },
+      origin(ctx)
+    ).catch((error) => flashRefusal(ctx, error))
+    if (!operator) return response.redirect(`/admin/welcome/${encodeURIComponent(token)}`)
     // Whoever was signed in on this browser is not the operator of the link.
     if (await ctx.auth.check()) await ctx.auth.use('web').logout()
     session.clear()
@@ -137,32 +147,17 @@ export default class SessionController {
     const { request, session, response } = ctx
     const operator = await this.#pendingOperator(ctx)
     if (!operator?.totpEnabledAt) return response.redirect('/admin/login')
-
-    const block = await signInBlock(operator.email, request.ip(), true)
-    if (block) {
-      await recordFailedSignIn(operator.email, 'rate_limited', origin(ctx))
+    const check = await checkSignInCode(operator, String(request.input('code', '')), origin(ctx))
+    if (check.outcome === 'blocked') {
       session.forget(PENDING)
-      session.flash('error', blockMessage(block))
+      session.flash('error', blockMessage(check.block))
       return response.redirect('/admin/login')
     }
-
-    const method = await checkSecondFactor(operator.id, String(request.input('code', '')))
-    if (method === 'reused') {
-      // The code of a time step already used: right, but too late; the next one works.
-      await countFailedSignIn(operator.email, request.ip(), true)
-      await recordFailedSignIn(operator.email, 'second_factor_reused', origin(ctx))
-      session.flash('inputErrorsBag', {
-        code: ['This code was already used: wait for the next one in your app.'],
-      })
+    if (check.outcome !== 'proved') {
+      session.flash('inputErrorsBag', { code: [CODE_REFUSALS[check.outcome]] })
       return response.redirect('/admin/login/code')
     }
-    if (!method) {
-      await countFailedSignIn(operator.email, request.ip(), true)
-      await recordFailedSignIn(operator.email, 'second_factor', origin(ctx))
-      session.flash('inputErrorsBag', { code: ['Wrong or expired code.'] })
-      return response.redirect('/admin/login/code')
-    }
-    await this.#signIn(ctx, operator, method)
+    await this.#signIn(ctx, operator, check.method)
     return response.redirect('/admin')
   }
 

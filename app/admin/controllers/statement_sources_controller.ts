@@ -1,21 +1,24 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import db from '@adonisjs/lucid/services/db'
 import { ActionError } from '#core/validation'
-import { dispatch } from '#core/queue/queue_manager'
 import { submitAction } from '#admin/operator_action'
 import { pendingRequestsFor, reasonOptions } from '#admin/pending_requests'
 import { APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import type Operator from '#operators/models/operator'
-import { findSource } from '#reconciliation/fetch/statement_sources'
 import {
-  NEW_STATEMENT_SOURCE_TARGET,
+  fetchStatementSourceNow,
   saveStatementSource,
   setStatementSourceEnabled,
 } from '#reconciliation/fetch/save_statement_source'
 import drive from '@adonisjs/drive/services/main'
-import { fetchedFiles, keptFile, listSources, sourceView } from '#admin/queries/statement_sources'
+import {
+  depositAccountChoices,
+  fetchedFiles,
+  keptFile,
+  sourceView,
+} from '#admin/queries/statement_sources'
+import { statementSourcesPage } from '#admin/views/statement_sources'
 
 /** The form's fields (the action's input names); `secret` is write-only. */
 const SOURCE_FIELDS = [
@@ -62,17 +65,6 @@ function opened(request: ApprovalRequest) {
   return `approval request #${request.id} opened: waits for a second admin`
 }
 
-async function accountChoices() {
-  const rows = await db
-    .from('deposit_accounts')
-    .orderBy('id')
-    .select('id', 'bank', 'account_no', 'deposit_group')
-  return rows.map((row) => ({
-    value: String(row.id),
-    label: `${row.id} · ${row.bank} ${row.account_no} · ${row.deposit_group}`,
-  }))
-}
-
 function pageNumber(ctx: HttpContext) {
   return Math.max(1, Number(ctx.request.input('page', 1)) || 1)
 }
@@ -86,40 +78,8 @@ function pageNumber(ctx: HttpContext) {
  */
 export default class StatementSourcesController {
   async index(ctx: HttpContext) {
-    const sources = await listSources()
-    const accounts = new Map<number, { id: number; account: string; sources: typeof sources }>()
-    for (const source of sources) {
-      const entry = accounts.get(source.deposit_account_id) ?? {
-        id: source.deposit_account_id,
-        account: source.account,
-        sources: [],
-      }
-      entry.sources.push(source)
-      accounts.set(source.deposit_account_id, entry)
-    }
-    const additions = await db
-      .from('approval_requests')
-      .where('target_type', NEW_STATEMENT_SOURCE_TARGET)
-      .where('status', 'pending')
-      .where('expires_at', '>', new Date())
-      .orderBy('id')
-      .select('target_id')
-    const pendingAdditions = []
-    for (const row of additions) {
-      pendingAdditions.push(
-        ...(await pendingRequestsFor(
-          ctx.auth.user as Operator,
-          NEW_STATEMENT_SOURCE_TARGET,
-          String(row.target_id)
-        ))
-      )
-    }
-    const recent = await fetchedFiles({}, 1, 10)
     return ctx.view.render('admin/statement_sources/index', {
-      accounts: [...accounts.values()],
-      total: sources.length,
-      pendingAdditions,
-      files: recent.rows,
+      ...(await statementSourcesPage(ctx.auth.user as Operator)),
       refusal: ctx.session.flashMessages.get('actionRefusal') ?? null,
       back: '/admin/statement-sources',
       ...DECISION_CODES,
@@ -129,7 +89,7 @@ export default class StatementSourcesController {
   async create(ctx: HttpContext) {
     return ctx.view.render('admin/statement_sources/form', {
       source: null,
-      accounts: await accountChoices(),
+      accounts: await depositAccountChoices(),
       ...CHOICES,
     })
   }
@@ -164,7 +124,7 @@ export default class StatementSourcesController {
       files: files.rows,
       page: files.page,
       query: (to: number) => new URLSearchParams({ page: String(to) }).toString(),
-      accounts: await accountChoices(),
+      accounts: await depositAccountChoices(),
       pendingRequests: await pendingRequestsFor(
         ctx.auth.user as Operator,
         'statement_source',
@@ -223,21 +183,9 @@ export default class StatementSourcesController {
 
   /** Operators: the worker fetches the source now (due or not, on or off). */
   async fetchNow(ctx: HttpContext) {
-    const id = Number(ctx.params.id) || 0
     return submitAction(
       ctx,
-      async () => {
-        const source = await findSource(id)
-        if (!source) throw ActionError.notFound('id', `no statement source ${ctx.params.id}`)
-        try {
-          await dispatch('fetchStatementSource', { sourceId: source.id })
-        } catch {
-          throw ActionError.general(
-            'the fetch could not be queued (the queue is unreachable): try again, or run statements:fetch on a server'
-          )
-        }
-        return source
-      },
+      () => fetchStatementSourceNow(String(ctx.params.id)),
       (source) => {
         ctx.session.flash(
           'success',

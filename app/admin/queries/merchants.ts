@@ -154,3 +154,13 @@ export async function merchantPage(merchantId: string) {
     })),
   }
 }
+
+/** Platform id → its number of merchants. */
+export async function merchantCountsByPlatform() {
+  const counts = await db
+    .from('merchants')
+    .groupBy('platform_id')
+    .select('platform_id')
+    .count('* as total')
+  return new Map(counts.map((row) => [row.platform_id, Number(row.total)]))
+}

@@ -1,5 +1,7 @@
-import type { Readable } from 'node:stream'
+import { Readable, pipeline } from 'node:stream'
+import { stringify } from 'csv-stringify'
 import db from '@adonisjs/lucid/services/db'
+import logger from '@adonisjs/core/services/logger'
 import { SimplePaginator } from '@adonisjs/lucid/database'
 import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import { PAYMENT_STATUSES } from '#payments/payment_state'
@@ -409,4 +411,41 @@ export function exportRecord(kind: OrderKind, row: Record<string, any>): Record<
     order_datetime: cell(bangkok(row.created_at)),
     done_datetime: cell(bangkok(row.done_at)),
   }
+}
+
+/**
+ * Every order the search matches as a CSV stream, however many, read from
+ * one database cursor (constant memory) in the list's order. The count and
+ * the rows come from one snapshot (a repeatable-read transaction): `counted`
+ * is told the number of rows before the first is read, so what it records
+ * is exactly what is sent. The snapshot ends with the stream, however it ends.
+ */
+export async function exportOrders(
+  search: OrderSearch,
+  counted: (rows: number) => Promise<unknown>
+): Promise<Readable> {
+  const snapshot = await db.transaction({ isolationLevel: 'repeatable read' })
+  let source: Readable
+  try {
+    await counted(await countOrders(search, snapshot))
+    source = orderStream(search, snapshot)
+  } catch (error) {
+    await snapshot.rollback()
+    throw error
+  }
+  const kind = search.kind
+  const records = Readable.from(
+    (async function* () {
+      for await (const row of source) yield exportRecord(kind, row)
+    })()
+  )
+  const csv = stringify({ header: true, columns: EXPORT_COLUMNS[kind] })
+  // A client that goes away destroys the CSV stream: the cursor is closed and the snapshot ends.
+  pipeline(records, csv, (error) => {
+    if (error) logger.info({ err: error }, 'orders export ended early')
+    snapshot
+      .rollback()
+      .catch((rollbackError) => logger.warn({ err: rollbackError }, 'export snapshot'))
+  })
+  return csv
 }

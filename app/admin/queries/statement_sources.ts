@@ -142,3 +142,15 @@ export async function keptFile(id: number) {
     .first()
   return row ? { fileName: String(row.file_name), storageKey: String(row.storage_key) } : null
 }
+
+/** The deposit accounts a source may fetch for, as the form's select offers them. */
+export async function depositAccountChoices() {
+  const rows = await db
+    .from('deposit_accounts')
+    .orderBy('id')
+    .select('id', 'bank', 'account_no', 'deposit_group')
+  return rows.map((row) => ({
+    value: String(row.id),
+    label: `${row.id} · ${row.bank} ${row.account_no} · ${row.deposit_group}`,
+  }))
+}

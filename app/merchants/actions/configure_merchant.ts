@@ -2,7 +2,8 @@ import vine from '@vinejs/vine'
 import { approvalDetails } from '#approvals/approval_requests'
 import type { Infer } from '@vinejs/vine/types'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type Merchant from '#merchants/models/merchant'
+import Merchant from '#merchants/models/merchant'
+import DepositAccount from '#payments/models/deposit_account'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
 import { askOrApplyFromShell } from '#approvals/maker_checker'
@@ -352,4 +353,56 @@ function limitErrors(merchant: Merchant, given: Record<string, unknown>) {
   check('withdraw', merchant.withdrawMin, merchant.withdrawMax)
   check('settlement', merchant.settlementMin, merchant.settlementMax)
   return errors
+}
+
+/**
+ * The back-office's settings form: its select offers the groups the pool's
+ * accounts have, so a posted group no deposit account has (and that is not
+ * the merchant's own) is refused before anything else; the rest is
+ * configureMerchant. The command line may name a group before its accounts
+ * exist (it is warned).
+ */
+export async function configureMerchantSettings(input: Record<string, unknown>, actor: Actor) {
+  const group = typeof input.deposit_group === 'string' ? input.deposit_group.trim() : ''
+  if (group !== '' && group !== 'none') {
+    const merchant = await Merchant.findBy('merchant_id', String(input.merchant_id ?? ''))
+    if (merchant?.depositGroup !== group && !(await poolGroupNames()).includes(group)) {
+      throw ActionError.field(
+        'deposit_group',
+        `deposit_group: no deposit account is in group "${group}"; choose one of the pool's groups (deposit-account:create adds one)`
+      )
+    }
+  }
+  return configureMerchant(input, actor)
+}
+
+/** The deposit groups the pool's accounts have (compared as typed, not by the collation). */
+async function poolGroupNames() {
+  const rows = await DepositAccount.query().distinct('deposit_group')
+  return rows.map((row) => String(row.depositGroup))
+}
+
+const statusChangeValidator = vine.compile(
+  vine.object({
+    confirm: vine.accepted(),
+    comment: vine.string().trim().minLength(1),
+  })
+)
+const STATUS_CHANGE_MESSAGES = {
+  'confirm.required': 'tick the box to confirm',
+  'confirm.accepted': 'tick the box to confirm',
+  'comment.required': 'give the reason (kept in the audit log)',
+  'comment.minLength': 'give the reason (kept in the audit log)',
+}
+
+/**
+ * Suspends or activates a merchant from the back-office: confirmed, with
+ * the reason kept in the audit log; the rest is configureMerchant.
+ */
+export async function changeMerchantStatus(input: Record<string, unknown>, actor: Actor) {
+  await validateInput(statusChangeValidator, input, STATUS_CHANGE_MESSAGES)
+  return configureMerchant(
+    { merchant_id: input.merchant_id, status: input.status, comment: input.comment },
+    actor
+  )
 }

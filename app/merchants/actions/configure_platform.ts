@@ -394,3 +394,22 @@ registerApprovableAction<
       context
     ),
 })
+
+const depositSwitchValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
+const DEPOSIT_SWITCH_MESSAGES = {
+  'confirm.required': 'tick the box to confirm the switch',
+  'confirm.accepted': 'tick the box to confirm the switch',
+}
+
+/**
+ * The deposit killswitch from the back-office, confirmed first: switching
+ * deposits off makes every payment create answer 503. The rest is
+ * configurePlatform.
+ */
+export async function switchPlatformDeposits(input: Record<string, unknown>, actor: Actor) {
+  await validateInput(depositSwitchValidator, input, DEPOSIT_SWITCH_MESSAGES)
+  return configurePlatform(
+    { code: input.code, deposit_enabled: input.deposit_enabled, comment: input.comment },
+    actor
+  )
+}

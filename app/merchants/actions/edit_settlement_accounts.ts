@@ -1,17 +1,18 @@
-import vine from '@vinejs/vine'
-import { approvalDetails } from '#approvals/approval_requests'
-import type { FieldContext, Infer } from '@vinejs/vine/types'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
-import type ApprovalRequest from '#approvals/models/approval_request'
-import { registerApprovableAction, type RunContext } from '#approvals/approvable_actions'
-import { askOrApplyFromShell } from '#approvals/maker_checker'
+import type { RunContext } from '#approvals/approvable_actions'
 import {
   parseSettlementAccount,
   settlementAccountText,
   settlementRestriction,
 } from '#merchants/settlement_accounts'
-import { lockMerchant, merchantTarget } from '#merchants/merchant_rules'
-import { recordAudit } from '#core/audit'
+import {
+  applyListEdit,
+  listEditValidator,
+  prepareListEdit,
+  recordListEdit,
+  registerListEdit,
+  type ListEditData,
+} from '#merchants/list_edits'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { inTransaction } from '#core/transaction'
@@ -19,28 +20,12 @@ import { inTransaction } from '#core/transaction'
 export const SETTLEMENT_ACCOUNTS_ACTION = 'merchant.settlement_accounts'
 export const SETTLEMENT_ACCOUNTS_KIND = 'settlement_accounts'
 
-/** "BANK:ACCOUNT_NO"; becomes its canonical form (digits only). */
-const settlementAccount = vine.createRule((value, _options, field: FieldContext) => {
-  const account = parseSettlementAccount(String(value))
-  if (!account) {
-    const list = field.wildCardPath.split('.')[0]
-    return field.report(
-      `${list}: "${value}" is not BANK:ACCOUNT_NO with a known bank code and 10 to 15 digits`,
-      'settlement_account',
-      field
-    )
-  }
-  field.mutate(settlementAccountText(account), field)
-})
-
-const schema = vine.object({
-  merchant_id: vine.string().trim(),
-  add: vine.array(vine.any().use(settlementAccount())).optional(),
-  remove: vine.array(vine.any().use(settlementAccount())).optional(),
-  comment: vine.string().trim().maxLength(500).optional(),
-})
-export const editSettlementAccountsValidator = vine.compile(schema)
-export type SettlementAccountsData = Infer<typeof schema>
+/** Entries: "BANK:ACCOUNT_NO", each becoming its canonical form (digits only). */
+export const editSettlementAccountsValidator = listEditValidator((text) => {
+  const account = parseSettlementAccount(text)
+  return account ? settlementAccountText(account) : null
+}, 'is not BANK:ACCOUNT_NO with a known bank code and 10 to 15 digits')
+export type SettlementAccountsData = ListEditData
 
 /** A list as the request card shows it. */
 const listed = (accounts: string[], empty: string) =>
@@ -56,9 +41,11 @@ export async function prepareSettlementAccounts(
   trx: TransactionClientContract,
   data: SettlementAccountsData
 ) {
-  const merchant = await lockMerchant(trx, data.merchant_id)
-  const { required, accounts: before } = await settlementRestriction(merchant.id, trx)
-  const missing = (data.remove ?? []).filter((entry) => !before.includes(entry))
+  const prepared = await prepareListEdit(trx, data, async (merchant) => {
+    const { required, accounts } = await settlementRestriction(merchant.id, trx)
+    return { list: accounts, required }
+  })
+  const missing = (data.remove ?? []).filter((entry) => !prepared.before.includes(entry))
   if (missing.length > 0) {
     throw new ActionError(
       missing.map((entry) => ({
@@ -67,10 +54,7 @@ export async function prepareSettlementAccounts(
       }))
     )
   }
-  const added = [...new Set(data.add ?? [])].filter((entry) => !before.includes(entry))
-  const removed = [...new Set(data.remove ?? [])]
-  const after = [...before.filter((entry) => !removed.includes(entry)), ...added]
-  return { merchant, required, before, after, added, removed, target: merchantTarget(merchant) }
+  return prepared
 }
 export type SettlementAccountsPrepared = Awaited<ReturnType<typeof prepareSettlementAccounts>>
 
@@ -106,14 +90,13 @@ export async function runSettlementAccounts(
     .from('merchants')
     .where('id', merchant.id)
     .update({ settlement_accounts_required: true })
-  const { request } = context
-  await recordAudit(trx, context.actor, {
+  await recordListEdit(trx, context, {
     action: 'merchant.settlement_accounts.edit',
-    target: { type: 'merchant', id: merchant.merchantId },
-    before: { settlement_accounts: before },
-    after: { settlement_accounts: after },
-    reason: { comment: data.comment },
-    details: approvalDetails(request),
+    merchant,
+    list: 'settlement_accounts',
+    before,
+    after,
+    comment: data.comment,
   })
   return { settlement_accounts: after }
 }
@@ -140,41 +123,22 @@ export async function editSettlementAccounts(input: Record<string, unknown>, act
   return inTransaction(async (trx) => {
     const prepared = await prepareSettlementAccounts(trx, data)
     const { merchant, before, after, added, removed } = prepared
-    const result = {
-      merchant,
-      added,
-      removed,
-      settlementAccounts: before,
-      request: null as ApprovalRequest | null,
-    }
-    if (added.length + removed.length === 0) return result
-    const stored: SettlementAccountsData = {
-      merchant_id: merchant.merchantId,
-      ...(added.length > 0 ? { add: added } : {}),
-      ...(removed.length > 0 ? { remove: removed } : {}),
-      ...(data.comment ? { comment: data.comment } : {}),
-    }
-    const outcome = await askOrApplyFromShell(trx, {
+    const { request, applied } = await applyListEdit(trx, {
       action: SETTLEMENT_ACCOUNTS_ACTION,
-      target: prepared.target,
-      input: stored,
+      data,
       prepared,
       actor,
-      reason: { comment: data.comment },
-      field: added.length > 0 ? 'add' : null,
-      summary: `${describe(stored)}: it settles only to ${listed(after, 'no account (every settlement refused)')}`,
-      run: () => runSettlementAccounts(trx, prepared, stored, { actor, request: null }),
+      summary: (stored) =>
+        `${describe(stored)}: it settles only to ${listed(after, 'no account (every settlement refused)')}`,
+      run: (stored) => runSettlementAccounts(trx, prepared, stored, { actor, request: null }),
     })
-    if (outcome.request) return { ...result, request: outcome.request }
-    return { ...result, settlementAccounts: after }
+    return { merchant, added, removed, settlementAccounts: applied ? after : before, request }
   })
 }
 
-registerApprovableAction<SettlementAccountsData, SettlementAccountsPrepared>({
+registerListEdit<SettlementAccountsPrepared>({
   name: SETTLEMENT_ACCOUNTS_ACTION,
   kind: SETTLEMENT_ACCOUNTS_KIND,
-  approverRole: 'admin',
-  sensitive: true,
   describe,
   change: (_data, prepared) => ({
     before: {
@@ -186,14 +150,8 @@ registerApprovableAction<SettlementAccountsData, SettlementAccountsPrepared>({
     after: { settlement_accounts: listed(prepared.after, 'none: every settlement refused') },
   }),
   validate: (input) => validateInput(editSettlementAccountsValidator, input),
-  prepare: async (trx, data) => {
-    const prepared = await prepareSettlementAccounts(trx, data)
-    if (prepared.added.length + prepared.removed.length === 0) {
-      throw ActionError.general(
-        `the settlement accounts of merchant ${data.merchant_id} already are ${listed(prepared.before, 'none')}: nothing left to change`
-      )
-    }
-    return prepared
-  },
+  prepare: prepareSettlementAccounts,
+  unchanged: (data, prepared) =>
+    `the settlement accounts of merchant ${data.merchant_id} already are ${listed(prepared.before, 'none')}: nothing left to change`,
   run: (trx, prepared, data, context) => runSettlementAccounts(trx, prepared, data, context),
 })

@@ -64,6 +64,22 @@ export interface DepositAccountUpdate {
   breakGlass: boolean
 }
 
+const switchValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
+const SWITCH_MESSAGES = {
+  'confirm.required': 'tick the box to confirm the switch',
+  'confirm.accepted': 'tick the box to confirm the switch',
+}
+
+/**
+ * Activates or deactivates an account from the back-office's switch, which
+ * the operator confirms first (an inactive account takes no new order; open
+ * ones stay valid); the rest is updateDepositAccount.
+ */
+export async function switchDepositAccount(input: Record<string, unknown>, actor: Actor) {
+  await validateInput(switchValidator, input, SWITCH_MESSAGES)
+  return updateDepositAccount({ id: input.id, active: input.active, comment: input.comment }, actor)
+}
+
 /**
  * Changes a deposit account: only the fields given change; "none" (or
  * "unlimited") clears an optional one, so a limit becomes unlimited.

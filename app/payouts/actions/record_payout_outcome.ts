@@ -77,6 +77,24 @@ export async function recordPayoutOutcome(
   })
 }
 
+const confirmedValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
+const CONFIRM_MESSAGES = {
+  'confirm.required': "tick the box to confirm the bank's answer",
+  'confirm.accepted': "tick the box to confirm the bank's answer",
+}
+
+/**
+ * The bank's answer as the back-office records it: typed from its report and
+ * confirmed by the operator first; the rest is recordPayoutOutcome.
+ */
+export async function recordConfirmedPayoutOutcome(input: Record<string, unknown>, actor: Actor) {
+  await validateInput(confirmedValidator, input, CONFIRM_MESSAGES)
+  return recordPayoutOutcome(
+    { platform_order_id: input.platform_order_id, outcome: input.outcome, reason: input.reason },
+    actor
+  )
+}
+
 type Prepared = Awaited<ReturnType<typeof prepareOutcome>>
 
 /** Locks the payout; only a pending one, with no release waiting, takes the bank's answer. */

@@ -21,12 +21,14 @@ import {
 import { DUE_BY } from '#reconciliation/fetch/missing_statements'
 import {
   encryptSourceSecret,
+  findSource,
   lockSource,
   parsePrivateKey,
   type SourceKind,
   type StatementSource,
 } from '#reconciliation/fetch/statement_sources'
 import { inTransaction } from '#core/transaction'
+import { dispatch } from '#core/queue/queue_manager'
 
 export const SAVE_STATEMENT_SOURCE_ACTION = 'statement_source.save'
 /** One change of a source waits at a time. */
@@ -604,3 +606,20 @@ registerApprovableAction<SaveData, SavePrepared>({
     }
   },
 })
+
+/**
+ * "Fetch now": the worker fetches the source at once, due or not, on or
+ * off. Refused for an unknown source, or when the queue is unreachable.
+ */
+export async function fetchStatementSourceNow(id: string) {
+  const source = await findSource(Number(id) || 0)
+  if (!source) throw ActionError.notFound('id', `no statement source ${id}`)
+  try {
+    await dispatch('fetchStatementSource', { sourceId: source.id })
+  } catch {
+    throw ActionError.general(
+      'the fetch could not be queued (the queue is unreachable): try again, or run statements:fetch on a server'
+    )
+  }
+  return source
+}
