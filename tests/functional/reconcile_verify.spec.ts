@@ -54,6 +54,10 @@ test.group('reconcile:verify against a database written around the gateway', (gr
     const result = await verified()
     assert.equal(result.code, 0, result.output)
     assert.include(result.output, 'Ledger reconciled with the bank')
+    // A person ran it: audited as a run from the back-office is.
+    const audits = await db.from('audit_logs').where('action', 'reconciliation.check')
+    assert.lengthOf(audits, 1)
+    assert.match(audits[0].actor, /^cli:/)
   })
 
   test('a receipt claimed twice (its unique key dropped to write it) is named, exit 1', async ({
