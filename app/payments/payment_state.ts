@@ -7,6 +7,7 @@ import { paymentPaidPosting, paymentSettledPosting, type CreditSource } from '#l
 import { writePaymentCallback } from '#callbacks/outbox'
 import { recordOrderEvent, recordOrderEvents } from '#core/order_events'
 import { releaseSlot, releaseSlots } from '#payments/deposit_slots'
+import { leavingReview } from '#payments/review_flag'
 import type { Actor } from '#core/actor'
 import type { PaymentStatus } from '#payments/payment_status'
 
@@ -195,7 +196,7 @@ export function takePayment(
     order,
     slotAmount: order.slotAmount,
     paidAt: change.paidAt,
-    reason: order.awaitingReview ? `${change.reason}; no longer under review` : change.reason,
+    reason: order.awaitingReview ? leavingReview(change.reason) : change.reason,
   }
   order.awaitingReview = false
   order.status = 'unsettled_paid'

@@ -15,6 +15,36 @@ export interface ReviewFlag {
   audit?: { action: string; details: Record<string, unknown> }
 }
 
+/** An order event's reason when the order leaves review with it. */
+export function leavingReview(reason: string) {
+  return `${reason}; no longer under review`
+}
+
+/**
+ * Sets a payment order's review flag (the order locked by the caller) and
+ * writes the order and its event (same status, with the reason, which says
+ * so when the order leaves review). The one place the flag is written, but
+ * for the batch that pays orders (payment_state's transitionPayments).
+ */
+export async function setReviewFlag(
+  trx: TransactionClientContract,
+  order: PaymentOrder,
+  underReview: boolean,
+  change: { actor: Actor; reason: string }
+) {
+  const leaves = order.awaitingReview && !underReview
+  order.awaitingReview = underReview
+  await order.useTransaction(trx).save()
+  await recordOrderEvent(trx, {
+    orderType: 'payment',
+    orderId: order.id,
+    from: order.status,
+    to: order.status,
+    actor: change.actor,
+    reason: leaves ? leavingReview(change.reason) : change.reason,
+  })
+}
+
 /**
  * Puts a payment order (locked by the caller) under operator review: an open
  * order awaiting review does not expire until the review ends. Writes the
@@ -27,16 +57,7 @@ export async function flagForReview(
   flag: ReviewFlag
 ) {
   const wasAwaitingReview = order.awaitingReview
-  order.awaitingReview = true
-  await order.useTransaction(trx).save()
-  await recordOrderEvent(trx, {
-    orderType: 'payment',
-    orderId: order.id,
-    from: order.status,
-    to: order.status,
-    actor: flag.actor,
-    reason: flag.reason,
-  })
+  await setReviewFlag(trx, order, true, flag)
   if (flag.audit) {
     await recordAudit(trx, flag.actor, {
       action: flag.audit.action,

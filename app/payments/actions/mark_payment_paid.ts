@@ -15,7 +15,7 @@ import {
 import { decideWithFourEyes } from '#approvals/four_eyes_decision'
 import { transitionPayment } from '#payments/payment_state'
 import { assertNotFrozenForApproval } from '#payments/frozen_orders'
-import { flagForReview } from '#payments/review_flag'
+import { flagForReview, setReviewFlag } from '#payments/review_flag'
 import { alreadyPaidRefusal } from '#payments/decision_truth'
 import {
   decisionComment,
@@ -372,15 +372,9 @@ export async function releaseReviewHold(
   const order = await lockPayment(trx, data.platform_order_id)
   if (underlyingStatus(order) !== 'open' || !order.awaitingReview) return
   if (await hasUndecidedSlips(trx, order.id)) return
-  order.awaitingReview = false
-  await order.useTransaction(trx).save()
-  await recordOrderEvent(trx, {
-    orderType: 'payment',
-    orderId: order.id,
-    from: order.status,
-    to: order.status,
+  await setReviewFlag(trx, order, false, {
     actor: { name: request.decidedByActor ?? 'system', operatorId: request.decidedBy },
-    reason: `approval request #${request.id} ${request.status}: no longer under review`,
+    reason: `approval request #${request.id} ${request.status}`,
   })
 }
 

@@ -18,7 +18,7 @@ import {
   slipReviewSnapshot,
 } from '#slips/slip_review'
 import { decideSlip } from '#slips/slip_decision'
-import { recordOrderEvent } from '#core/order_events'
+import { setReviewFlag } from '#payments/review_flag'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
@@ -163,18 +163,11 @@ function rejectSlip(
         now,
       })
     } else {
-      const flagged = order.awaitingReview
-      if (order.status === 'open' || order.status === 'freeze') {
-        order.awaitingReview = stillUnderReview
-      }
-      await order.useTransaction(trx).save()
-      await recordOrderEvent(trx, {
-        orderType: 'payment',
-        orderId: order.id,
-        from: order.status,
-        to: order.status,
+      // A paid or failed order keeps its flag as it is: only a waiting one leaves review.
+      const waiting = order.status === 'open' || order.status === 'freeze'
+      await setReviewFlag(trx, order, waiting ? stillUnderReview : order.awaitingReview, {
         actor,
-        reason: flagged && !order.awaitingReview ? `${why}; no longer under review` : why,
+        reason: why,
       })
     }
 
