@@ -32,7 +32,6 @@ import {
 } from '#slips/slip_review'
 import { approveSlip } from '#slips/slip_decision'
 import { clearAssignment } from '#review/assignments'
-import { recordOrderEvent } from '#core/order_events'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { formatThb } from '#core/money'
