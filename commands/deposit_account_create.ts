@@ -80,12 +80,9 @@ export default class DepositAccountCreate extends BaseCommand {
 
   async run() {
     const { createDepositAccount } = await import('#payments/actions/create_deposit_account')
-    const {
-      depositAccountInputFromOptions,
-      describeLimits,
-      describeTarget,
-      presentDepositAccount,
-    } = await import('#payments/deposit_account_rules')
+    const { depositAccountInputFromOptions } = await import('#payments/deposit_account_input')
+    const { describeLimits, describeTarget, presentDepositAccount } =
+      await import('#payments/deposit_account_snapshot')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     await runAction(this, async () => {

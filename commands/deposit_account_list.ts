@@ -24,7 +24,7 @@ export default class DepositAccountList extends BaseCommand {
     const { listDepositAccounts, depositAccountUsage, describeUsage, presentUsage } =
       await import('#payments/deposit_account_usage')
     const { describeLimits, describeTarget, presentDepositAccount } =
-      await import('#payments/deposit_account_rules')
+      await import('#payments/deposit_account_snapshot')
     const accounts = await listDepositAccounts({ group: this.group })
     const usage = this.usage ? await depositAccountUsage(accounts) : null
     if (this.json) {

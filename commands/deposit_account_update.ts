@@ -93,12 +93,9 @@ export default class DepositAccountUpdate extends BaseCommand {
 
   async run() {
     const { updateDepositAccount } = await import('#payments/actions/update_deposit_account')
-    const {
-      depositAccountInputFromOptions,
-      describeLimits,
-      describeTarget,
-      presentDepositAccount,
-    } = await import('#payments/deposit_account_rules')
+    const { depositAccountInputFromOptions } = await import('#payments/deposit_account_input')
+    const { describeLimits, describeTarget, presentDepositAccount } =
+      await import('#payments/deposit_account_snapshot')
     const { runAction } = await import('#core/cli')
     const { cliActor } = await import('#core/actor')
     if (this.active && this.inactive) {

@@ -11,23 +11,23 @@ import {
   type RunContext,
 } from '#approvals/approvable_actions'
 import { askOrApplyFromShell } from '#approvals/maker_checker'
+import { DEPOSIT_ACCOUNT_MESSAGES, newAccountFields } from '#payments/deposit_account_input'
 import {
   ACCOUNT_FIELD_NAMES,
-  DEPOSIT_ACCOUNT_MESSAGES,
   consistencyErrors,
-  describeNewAccount,
-  displayAccountFields,
-  newAccountFields,
   newAccountKey,
-  depositAccountSnapshot,
-  loadLayoutNames,
-  lockPool,
-  poolClashes,
   refuseIfAny,
   resultingAccount,
-  storedInputOf,
   type DepositAccountAttributes,
 } from '#payments/deposit_account_rules'
+import { lockPool, poolClashes } from '#payments/deposit_pool_clashes'
+import {
+  describeNewAccount,
+  displayAccountFields,
+  depositAccountSnapshot,
+  loadLayoutNames,
+  storedInputOf,
+} from '#payments/deposit_account_snapshot'
 import { recordAudit } from '#core/audit'
 import { validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'

@@ -11,23 +11,22 @@ import {
   type RunContext,
 } from '#approvals/approvable_actions'
 import { actsFromShell, askOrApplyFromShell } from '#approvals/maker_checker'
+import { DEPOSIT_ACCOUNT_MESSAGES, accountChangeFields } from '#payments/deposit_account_input'
 import {
-  DEPOSIT_ACCOUNT_MESSAGES,
-  IDENTITY_FIELDS,
   consistencyErrors,
-  accountChangeFields,
-  depositAccountSnapshot,
-  displayAccountFields,
-  loadLayoutNames,
-  lockPool,
   onlyStopsMoney,
-  poolClashes,
   refuseIfAny,
   resultingAccount,
-  storedInputOf,
   withFields,
   type DepositAccountAttributes,
 } from '#payments/deposit_account_rules'
+import { IDENTITY_FIELDS, lockPool, poolClashes } from '#payments/deposit_pool_clashes'
+import {
+  depositAccountSnapshot,
+  displayAccountFields,
+  loadLayoutNames,
+  storedInputOf,
+} from '#payments/deposit_account_snapshot'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'

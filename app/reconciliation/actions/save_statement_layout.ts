@@ -19,7 +19,7 @@ import {
   LAYOUT_NAME_RULE,
   RESERVED_LAYOUT_NAMES,
 } from '#reconciliation/statement_layouts'
-import { bankCode } from '#payments/deposit_account_rules'
+import { bankCode } from '#payments/deposit_account_input'
 import { changedValues, recordAudit } from '#core/audit'
 import { ActionError, validateInput, type FieldError } from '#core/validation'
 import type { Actor } from '#core/actor'
