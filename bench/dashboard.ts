@@ -4,7 +4,7 @@
 | 5 orders), statement lines (one per order paid through the statement, plus
 | unmatched and late ones), callbacks (1 per 3 orders, 1.2 attempts each),
 | slips and approval requests; then times each dashboard figure (the
-| functions of app/admin/queries/dashboard.ts, as GET /admin runs them) and
+| functions of app/admin/queries/dashboard*.ts, as GET /admin runs them) and
 | the whole page's data, RUNS times each after one warm-up run, and prints
 | the median and the slowest run of each.
 |
@@ -45,7 +45,11 @@ const platformOf = (merchant: number) => ((merchant - 1) % PLATFORMS) + 1
 const app = SEED ? await bootForBenchmark() : await bootWithoutWipe()
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { DateTime } = await import('luxon')
-const dashboard = await import('#admin/queries/dashboard')
+const { dashboardData } = await import('#admin/queries/dashboard')
+const { dashboardScope, dashboardWindow } = await import('#admin/queries/dashboard_scope')
+const { callbackFigures, depositFigures, matchTimes, payoutFigures } =
+  await import('#admin/queries/dashboard_daily')
+const { channelUsage, queueDepths, reviewAges } = await import('#admin/queries/dashboard_queues')
 const { closeQueues } = await import('#core/queue/queue_manager')
 
 /** Booting for a kept database: the same as bootForBenchmark without the wipe. */
@@ -415,18 +419,18 @@ if (SEED) {
       `(${seeded.attempts} attempts), ${seeded.slips} slips`
   )
 }
-const window = dashboard.dashboardWindow(now)
+const window = dashboardWindow(now)
 /** One call of the whole page's data, in ms. */
 async function once() {
   const started = performance.now()
-  await dashboard.dashboardData(now)
+  await dashboardData(now)
   return performance.now() - started
 }
 // Past days come from dashboard_daily_rollups once computed: time the page
 // with none stored (first view), with every stored day due for a refresh
 // (one day per figure is read again), and then as most views find it.
 await db.rawQuery('DELETE FROM dashboard_daily_rollups')
-await dashboard.dashboardData(now) // warms the buffer pool; the stored days are deleted again below
+await dashboardData(now) // warms the buffer pool; the stored days are deleted again below
 await db.rawQuery('DELETE FROM dashboard_daily_rollups')
 console.log(
   `  whole page data, no day stored (first view):     ${(await once()).toFixed(1).padStart(8)} ms`
@@ -439,14 +443,14 @@ console.log(
 )
 
 const figures: Array<[string, () => Promise<unknown>]> = [
-  ['deposits (7 days by day)', () => dashboard.depositFigures(window)],
-  ['payouts (7 days by day)', () => dashboard.payoutFigures(window)],
-  ['time to match', () => dashboard.matchTimes(window)],
-  ['callbacks', () => dashboard.callbackFigures(window)],
-  ['usage against limits', () => dashboard.channelUsage(window)],
-  ['queue depths (Redis)', () => dashboard.queueDepths()],
-  ['review items by age', () => dashboard.reviewAges(window)],
-  ['whole page data', () => dashboard.dashboardData(now)],
+  ['deposits (7 days by day)', () => depositFigures(window)],
+  ['payouts (7 days by day)', () => payoutFigures(window)],
+  ['time to match', () => matchTimes(window)],
+  ['callbacks', () => callbackFigures(window)],
+  ['usage against limits', () => channelUsage(window)],
+  ['queue depths (Redis)', () => queueDepths()],
+  ['review items by age', () => reviewAges(window)],
+  ['whole page data', () => dashboardData(now)],
 ]
 console.log(`  median / slowest of ${RUNS} runs after a warm-up (past days stored):`)
 let page: unknown
@@ -457,7 +461,7 @@ for (const [name, run] of figures) {
   )
   page = timing.result
 }
-const data = page as Awaited<ReturnType<typeof dashboard.dashboardData>>
+const data = page as Awaited<ReturnType<typeof dashboardData>>
 console.log(
   `  check: 7 days ${data.deposits.week.count} deposits, ${data.payouts.week.count} payouts, ` +
     `${data.matching.week.matched} matched; today ${data.deposits.today.count} deposits`
@@ -480,18 +484,18 @@ console.log(
 for (const [name, filter] of filters) {
   await db.rawQuery('DELETE FROM dashboard_daily_rollups')
   const started = performance.now()
-  await dashboard.dashboardData(now, filter)
+  await dashboardData(now, filter)
   console.log(
     `  ${`first view, ${name}`.padEnd(40)} ${(performance.now() - started).toFixed(1).padStart(8)} ms`
   )
 }
-for (const [, filter] of filters) await dashboard.dashboardData(now, filter) // every filter's days stored
+for (const [, filter] of filters) await dashboardData(now, filter) // every filter's days stored
 const filteredTimes = filters.map(() => [] as number[])
 const filteredWeek = filters.map(() => 0)
 for (let n = 0; n < RUNS; n++) {
   for (const [index, [, filter]] of filters.entries()) {
     const started = performance.now()
-    const result = await dashboard.dashboardData(now, filter)
+    const result = await dashboardData(now, filter)
     filteredTimes[index].push(performance.now() - started)
     filteredWeek[index] = result.deposits.week.count
   }
@@ -503,13 +507,13 @@ for (const [index, [name]] of filters.entries()) {
   )
 }
 // Today's deposits alone (always read live): the query the filter index serves.
-const scopes = await Promise.all(filters.map(([, filter]) => dashboard.dashboardScope(filter)))
+const scopes = await Promise.all(filters.map(([, filter]) => dashboardScope(filter)))
 const todayTimes = filters.map(() => [] as number[])
 const todayOnly = { ...window, days: [window.days[window.days.length - 1]] }
 for (let n = 0; n < RUNS * 4; n++) {
   for (const [index, scope] of scopes.entries()) {
     const started = performance.now()
-    await dashboard.depositFigures(todayOnly, scope)
+    await depositFigures(todayOnly, scope)
     todayTimes[index].push(performance.now() - started)
   }
 }
@@ -523,12 +527,12 @@ for (const [index, [name]] of filters.entries()) {
 // Each figure filtered by one merchant (past days stored), to see where a filter costs.
 const merchantScope = scopes[2]
 const filteredFigures: Array<[string, () => Promise<unknown>]> = [
-  ['deposits', () => dashboard.depositFigures(window, merchantScope)],
-  ['payouts', () => dashboard.payoutFigures(window, merchantScope)],
-  ['time to match', () => dashboard.matchTimes(window, merchantScope)],
-  ['callbacks', () => dashboard.callbackFigures(window, merchantScope)],
-  ['usage against limits', () => dashboard.channelUsage(window, merchantScope)],
-  ['review items by age', () => dashboard.reviewAges(window, merchantScope)],
+  ['deposits', () => depositFigures(window, merchantScope)],
+  ['payouts', () => payoutFigures(window, merchantScope)],
+  ['time to match', () => matchTimes(window, merchantScope)],
+  ['callbacks', () => callbackFigures(window, merchantScope)],
+  ['usage against limits', () => channelUsage(window, merchantScope)],
+  ['review items by age', () => reviewAges(window, merchantScope)],
 ]
 for (const [name, run] of filteredFigures) {
   const timing = await time(run)

@@ -1,17 +1,14 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
+import { dashboardData } from '#admin/queries/dashboard'
+import { dashboardScope, dashboardWindow } from '#admin/queries/dashboard_scope'
 import {
   callbackFigures,
-  channelUsage,
-  dashboardData,
-  dashboardScope,
-  dashboardWindow,
   depositFigures,
   matchTimes,
   payoutFigures,
-  queueDepths,
-  reviewAges,
-} from '#admin/queries/dashboard'
+} from '#admin/queries/dashboard_daily'
+import { channelUsage, queueDepths, reviewAges } from '#admin/queries/dashboard_queues'
 import { formatBaht, presentDashboard, scriptJson } from '#admin/views/dashboard'
 import { QUEUE_NAMES } from '#jobs/jobs'
 import db from '@adonisjs/lucid/services/db'

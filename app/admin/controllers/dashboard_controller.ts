@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
-import { dashboardChoices, dashboardData } from '#admin/queries/dashboard'
+import { dashboardData } from '#admin/queries/dashboard'
+import { dashboardChoices } from '#admin/queries/dashboard_scope'
 import { presentDashboard } from '#admin/views/dashboard'
 import type Operator from '#operators/models/operator'
 import { unacknowledgedNotices } from '#notifications/notifications'

@@ -11,14 +11,13 @@ import PaymentOrder from '#payments/models/payment_order'
 import PaymentSlip from '#slips/models/payment_slip'
 import { underlyingStatus } from '#payments/payment_rules'
 import { slipEvidence } from '#reconciliation/payment_receipts'
+import { lineClaimView, orderClaimView } from '#admin/views/receipt_claims'
 import {
-  lineClaimView,
-  orderClaimView,
   previewPaymentReceipt,
   previewReceived,
-  receiptLineOf,
   receivedVersusTransfer,
-} from '#admin/views/receipts'
+} from '#admin/views/receipt_previews'
+import { receiptLineOf } from '#admin/views/receipt_lines'
 
 const json = (value: unknown) =>
   (typeof value === 'string' ? JSON.parse(value) : (value ?? {})) as Record<string, any>

@@ -5,13 +5,9 @@ import { assignmentsOf, itemsAssignedTo } from '#review/assignments'
 import { ageClass, ageLabel } from '#review/queues'
 import { formatThb } from '#core/money'
 import { formatGatewayDateTime } from '#core/clock'
-import {
-  debitCandidates,
-  lineClaimView,
-  lineConfirmationView,
-  receivableOfLine,
-  slipsOfLine,
-} from '#admin/views/receipts'
+import { lineClaimView, receivableOfLine } from '#admin/views/receipt_claims'
+import { debitCandidates, lineConfirmationView } from '#admin/views/debit_confirmations'
+import { slipsOfLine } from '#admin/views/receipt_lines'
 
 /** The queue's status filter: credits unmatched or late, debits nothing accounts for. */
 export const LINES_QUEUE_STATUSES = ['unmatched', 'late', 'unexplained_debit'] as const

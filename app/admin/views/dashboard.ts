@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon'
 import { formatThb } from '#core/money'
-import type { DailySeries, DashboardData } from '#admin/queries/dashboard'
+import type { DashboardData } from '#admin/queries/dashboard'
+import type { DailySeries } from '#admin/queries/dashboard_daily'
 
 /**
  * The dashboard's figures as the page shows them: THB with thousands

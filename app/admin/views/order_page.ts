@@ -10,13 +10,13 @@ import { statementLineOf } from '#reconciliation/order_statement_line'
 import { slipDetails } from '#slips/slip_details'
 import { statementLinesCarrying } from '#slips/forensics'
 import { underlyingStatus } from '#payments/payment_rules'
+import { orderClaimView } from '#admin/views/receipt_claims'
+import { payoutConfirmationView } from '#admin/views/debit_confirmations'
 import {
-  orderClaimView,
-  payoutConfirmationView,
   previewPaymentReceipt,
   previewReceived,
   receivedVersusTransfer,
-} from '#admin/views/receipts'
+} from '#admin/views/receipt_previews'
 import { callbacksOf } from '#callbacks/order_callbacks'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatThb } from '#core/money'

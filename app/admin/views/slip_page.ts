@@ -5,14 +5,12 @@ import { slipDecidable } from '#slips/slip_review'
 import { slipEvidence } from '#reconciliation/payment_receipts'
 import { ageClass, ageLabel } from '#review/queues'
 import { slipPageRecords } from '#admin/queries/slip_page'
+import { orderClaimView, slipTransferLine, transferClaimView } from '#admin/views/receipt_claims'
 import {
-  orderClaimView,
   previewPaymentReceipt,
   previewReceived,
   receivedVersusTransfer,
-  slipTransferLine,
-  transferClaimView,
-} from '#admin/views/receipts'
+} from '#admin/views/receipt_previews'
 import { formatGatewayDateTime } from '#core/clock'
 import { formatThb } from '#core/money'
 
