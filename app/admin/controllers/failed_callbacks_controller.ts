@@ -1,10 +1,10 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import { failedCallbacks } from '#admin/queries/failed_callbacks'
 import { reviewQueueCounts } from '#admin/queries/queue_counts'
-import { resendCallback, RESEND_REASON_CODES } from '#callbacks/actions/resend_callback'
-import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
+import { RESEND_REASON_CODES } from '#callbacks/actions/resend_callback'
+import { resendCallbacks } from '#callbacks/actions/resend_callbacks'
+import { flashBulkResults, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
-import { ActionError } from '#core/validation'
 import type Operator from '#operators/models/operator'
 
 const PER_PAGE = 25
@@ -34,30 +34,23 @@ export default class FailedCallbacksController {
 
   /** Resends the ticked orders' callbacks: a new series each, audited with the reason. */
   async resend(ctx: HttpContext) {
-    const ids = selectedIds(ctx)
     return submitAction(
       ctx,
-      async (actor) => {
-        if (ids.length === 0) throw ActionError.general('Tick at least one callback to resend.')
-        const reason = {
-          reason_code: ctx.request.input('reason_code'),
-          comment: ctx.request.input('comment'),
-        }
-        if (!reason.comment || String(reason.comment).trim() === '') {
-          throw ActionError.general('A comment is required: say why the callbacks are sent again.')
-        }
-        return runBulk(ids, async (platformOrderId) => {
-          const resent = await resendCallback(
-            { platform_order_id: platformOrderId, ...reason },
-            actor
-          )
-          return `${platformOrderId}: resent (${resent.map((row) => `${row.status}, series ${row.series}`).join('; ')})`
-        })
-      },
+      (actor) =>
+        resendCallbacks(
+          {
+            platform_order_ids: selectedIds(ctx),
+            reason_code: ctx.request.input('reason_code'),
+            comment: ctx.request.input('comment'),
+          },
+          actor
+        ),
       (results) => {
         flashBulkResults(ctx, 'Resend callbacks', results)
         return ctx.response.redirect().back()
-      }
+      },
+      // The bar's fields show no error of their own: every refusal goes on top.
+      { formFields: [] }
     )
   }
 }

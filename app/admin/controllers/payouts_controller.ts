@@ -158,11 +158,9 @@ export default class PayoutsController {
     return submitAction(
       ctx,
       (actor) =>
-        withFields([], async () => {
-          if (!bank)
-            throw ActionError.field('bank', 'bank is required: a file is per destination bank')
-          return exportBulkFile({ directory: BULK_FILE_DIRECTORY(), bank }, actor)
-        }),
+        withFields([], () =>
+          exportBulkFile({ directory: BULK_FILE_DIRECTORY(), bank, one_bank: true }, actor)
+        ),
       (result) => {
         const file = result.files[0]
         if (!file) {

@@ -8,12 +8,13 @@ import { slipPage } from '#admin/views/slip_page'
 import { orderDecisionMessage, slipDecisionMessage } from '#admin/views/review_decisions'
 import { pendingApprovals, recentDecidedApprovals } from '#admin/queries/approvals'
 import { reviewSlip, SLIP_REVIEW_REASON_CODES } from '#slips/actions/review_slip'
+import { rejectSlips } from '#slips/actions/reject_slips'
 import { freezePayment } from '#payments/actions/freeze_payment'
 import { unfreezePayment } from '#payments/actions/unfreeze_payment'
 import { markPaymentPaid, type MarkPaidResult } from '#payments/actions/mark_payment_paid'
 import { approveRequest, APPROVAL_APPROVE_REASON_CODES } from '#approvals/actions/approve_request'
 import { rejectRequest, APPROVAL_REJECT_REASON_CODES } from '#approvals/actions/reject_request'
-import { flashBulkResults, runBulk, selectedIds } from '#admin/bulk'
+import { flashBulkResults, selectedIds } from '#admin/bulk'
 import { submitAction } from '#admin/operator_action'
 import { decisionRights } from '#approvals/approval_rules'
 import { ActionError } from '#core/validation'
@@ -177,25 +178,23 @@ export default class ReviewController {
 
   /** Reject the ticked slips with one reason code and comment: one result per slip. */
   async rejectSlips(ctx: HttpContext) {
-    const reasonCode = ctx.request.input('reason_code')
-    const comment = ctx.request.input('comment')
     return submitAction(
       ctx,
-      async (actor) => {
-        const ids = selectedIds(ctx)
-        if (ids.length === 0) throw ActionError.general('Select at least one slip.')
-        return runBulk(ids, async (id) => {
-          const result = await reviewSlip(
-            { slip_id: id, decision: 'reject', reason_code: reasonCode, comment },
-            actor
-          )
-          return `slip ${id}: rejected; order ${result.order.platformOrderId} is ${result.order.status}`
-        })
-      },
+      (actor) =>
+        rejectSlips(
+          {
+            slip_ids: selectedIds(ctx),
+            reason_code: ctx.request.input('reason_code'),
+            comment: ctx.request.input('comment'),
+          },
+          actor
+        ),
       (results) => {
         flashBulkResults(ctx, 'Reject slips', results)
         return ctx.response.redirect().back()
-      }
+      },
+      // The bar's fields show no error of their own: a refusal goes on top.
+      { formFields: [] }
     )
   }
 

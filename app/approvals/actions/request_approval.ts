@@ -1,9 +1,13 @@
+import vine from '@vinejs/vine'
 import type ApprovalRequest from '#approvals/models/approval_request'
 import { requestedApprovableAction } from '#approvals/approvable_actions'
 import { openApprovalRequest } from '#approvals/approval_requests'
-import { ActionError } from '#core/validation'
+import { validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { inTransaction } from '#core/transaction'
+
+/** The registry's entry asked for; the other fields are checked by that entry's schema. */
+export const requestApprovalValidator = vine.compile(vine.object({ action: vine.string() }))
 
 /**
  * An operator asks a second operator to approve an action instead of running
@@ -21,16 +25,14 @@ export async function requestApproval(
   input: Record<string, unknown>,
   actor: Actor
 ): Promise<ApprovalRequest> {
-  const { action, ...fields } = input
-  if (action === undefined || action === null || action === '') {
-    throw ActionError.field('action', 'action is required')
-  }
-  const entry = requestedApprovableAction(String(action))
+  const { action } = await validateInput(requestApprovalValidator, input)
+  const fields = Object.fromEntries(Object.entries(input).filter(([key]) => key !== 'action'))
+  const entry = requestedApprovableAction(action)
   const data = await entry.validate(fields)
   return inTransaction(async (trx) => {
     const prepared = await entry.prepare(trx, data, actor)
     return openApprovalRequest(trx, {
-      action: String(action),
+      action,
       target: prepared.target,
       input: data,
       prepared,

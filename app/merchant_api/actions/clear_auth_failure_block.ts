@@ -11,10 +11,25 @@ import {
 } from '#merchant_api/auth_failure_blocks'
 import { inTransaction } from '#core/transaction'
 
+/** What a block is counted for: an IP address (IPv4 or IPv6) or a merchant_id. */
+const blockSubject = vine.createRule((value, _options, field) => {
+  if (typeof value === 'string' && parseBlockSubject(value)) return
+  field.report(
+    'subject must be an IP address (IPv4 or IPv6) or a merchant_id',
+    'block_subject',
+    field
+  )
+})
+
 export const clearAuthFailureBlockValidator = vine.compile(
   vine.object({
-    /** An IP address or a merchant_id. */
-    subject: vine.string().trim().maxLength(64),
+    subject: vine
+      .string()
+      .trim()
+      .maxLength(64)
+      .use(blockSubject())
+      /** Its kind and canonical form (an IPv4-mapped address as IPv4). */
+      .transform((value) => parseBlockSubject(value)!),
     comment: vine.string().trim().maxLength(1000).optional(),
   })
 )
@@ -40,13 +55,7 @@ export async function clearAuthFailureBlock(
   actor: Actor
 ): Promise<ClearedBlock> {
   const data = await validateInput(clearAuthFailureBlockValidator, input)
-  const parsed = parseBlockSubject(data.subject)
-  if (!parsed) {
-    throw ActionError.field(
-      'subject',
-      'subject must be an IP address (IPv4 or IPv6) or a merchant_id'
-    )
-  }
+  const parsed = data.subject
   const redis = await authFailureStore()
   if (!redis) {
     throw ActionError.general('Redis is not reachable: the blocks cannot be read or cleared now')

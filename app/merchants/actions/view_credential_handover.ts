@@ -15,10 +15,19 @@ export const viewCredentialHandoverValidator = vine.compile(
   vine.object({
     merchant_id: vine.string().trim(),
     /** The handover (the merchant page's button), or the scheduled rotation that made it (the shell). */
-    handover_id: vine.number().withoutDecimals().positive().optional(),
+    handover_id: vine
+      .number()
+      .withoutDecimals()
+      .positive()
+      .optional()
+      .requiredIfMissing('rotation_id'),
     rotation_id: vine.number().withoutDecimals().positive().optional(),
   })
 )
+
+const MESSAGES = {
+  'handover_id.required': 'name the handover (or the scheduled rotation) to view',
+}
 
 interface HandoverRow {
   id: number
@@ -47,10 +56,7 @@ interface HandoverRow {
  * Audited without the values. Nobody can read a live secret back otherwise.
  */
 export async function viewCredentialHandover(input: Record<string, unknown>, actor: Actor) {
-  const data = await validateInput(viewCredentialHandoverValidator, input)
-  if (data.handover_id === undefined && data.rotation_id === undefined) {
-    throw ActionError.field('handover_id', 'name the handover (or the scheduled rotation) to view')
-  }
+  const data = await validateInput(viewCredentialHandoverValidator, input, MESSAGES)
   return inTransaction(async (trx) => {
     const merchant = await lockMerchant(trx, data.merchant_id, { forUpdate: false })
     const query = trx.from('credential_handovers').where('merchant_id', merchant.id)

@@ -17,12 +17,20 @@ export const exportBulkFileValidator = vine.compile(
   vine.object({
     /** Where the files are written (the server's file system). */
     directory: vine.string().trim().minLength(1),
+    /** The back-office sends the one file written: there, a bank is named. */
+    one_bank: vine.boolean().optional(),
     /** Only payouts to this destination bank. */
-    bank: vine.enum(Object.keys(BANKS) as BankCode[]).optional(),
+    bank: vine
+      .enum(Object.keys(BANKS) as BankCode[])
+      .optional()
+      .requiredWhen('one_bank', '=', true),
   })
 )
 
-const MESSAGES = { 'bank.enum': `bank must be one of: ${Object.keys(BANKS).join(', ')}` }
+const MESSAGES = {
+  'bank.required': 'bank is required: a file is per destination bank',
+  'bank.enum': `bank must be one of: ${Object.keys(BANKS).join(', ')}`,
+}
 
 const HEADER = ['reference', 'bank_code', 'bank', 'account_no', 'account_name', 'amount']
 

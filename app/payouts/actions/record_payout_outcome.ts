@@ -16,14 +16,32 @@ import type { Actor } from '#core/actor'
 import { formatThb } from '#core/money'
 import { inTransaction } from '#core/transaction'
 
-const schema = vine.object({
+/** A success has no reason: only a failure says why. */
+const onlyWhenFailed = vine.createRule((_value, _options, field) => {
+  if ((field.parent as { outcome?: unknown }).outcome !== 'success') return
+  field.report('reason is only given when the outcome is failed', 'only_when_failed', field)
+})
+
+const fields = {
   platform_order_id: vine.any().use(payoutOrderId()),
   outcome: vine.enum(['success', 'failed'] as const),
   /** Why the bank refused or returned the transfer; kept as the order's failure_reason. */
-  reason: vine.string().trim().maxLength(64).optional().requiredWhen('outcome', '=', 'failed'),
-})
+  reason: vine
+    .string()
+    .trim()
+    .maxLength(64)
+    .optional()
+    .requiredWhen('outcome', '=', 'failed')
+    .use(onlyWhenFailed()),
+}
+const schema = vine.object(fields)
 export const recordPayoutOutcomeValidator = vine.compile(schema)
 type OutcomeData = Infer<typeof schema>
+
+/** What a failure waiting for a second operator holds (its request's stored input). */
+const recordFailureValidator = vine.compile(
+  vine.object({ ...fields, outcome: vine.enum(['failed'] as const) })
+)
 
 const MESSAGES = {
   'outcome.required': 'outcome is required: success or failed',
@@ -49,9 +67,6 @@ export async function recordPayoutOutcome(
   actor: Actor
 ): Promise<{ order: PayoutOrder; request: ApprovalRequest | null }> {
   const data = await validateInput(recordPayoutOutcomeValidator, input, MESSAGES)
-  if (data.outcome === 'success' && data.reason !== undefined) {
-    throw ActionError.field('reason', 'reason is only given when the outcome is failed')
-  }
   return inTransaction(async (trx) => {
     const prepared = await prepareOutcome(trx, data)
     if (data.outcome === 'success') {
@@ -166,11 +181,11 @@ registerApprovableAction<OutcomeData, Prepared>({
   approverRole: 'operator',
   describe: (data) =>
     `record payout ${data.platform_order_id} as failed by the bank (${data.reason}): its hold goes back to the merchant's balance`,
-  validate: async (input) => {
-    const data = await validateInput(recordPayoutOutcomeValidator, input, MESSAGES)
-    if (data.outcome !== 'failed') throw ActionError.field('outcome', 'only a failure waits')
-    return data
-  },
+  validate: (input) =>
+    validateInput(recordFailureValidator, input, {
+      ...MESSAGES,
+      'outcome.enum': 'only a failure waits',
+    }),
   prepare: (trx, data) => prepareOutcome(trx, data),
   change: (data, prepared) => ({
     before: { status: prepared.order.status, hold: `${formatThb(prepared.order.total)} held` },

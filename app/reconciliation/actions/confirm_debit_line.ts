@@ -26,10 +26,26 @@ import {
 import { clearAssignment } from '#review/assignments'
 import { inTransaction } from '#core/transaction'
 
+/** A debit is one transfer: a payout or the return of a credit line, never both or neither. */
+const payoutOrReturn = vine.createRule(
+  (value, _options, field) => {
+    const returned = (field.parent as { returned_line_id?: unknown }).returned_line_id
+    if ((value === undefined || value === null) !== (returned === undefined || returned === null)) {
+      return
+    }
+    field.report(
+      'name either the payout (platform_order_id) or the returned line (returned_line_id) this debit is',
+      'payout_or_return',
+      field
+    )
+  },
+  { implicit: true }
+)
+
 const schema = vine.object({
   statement_line_id: statementLineId(),
   /** The withdrawal or settlement the debit paid out. */
-  platform_order_id: vine.any().use(payoutOrderId()).optional(),
+  platform_order_id: vine.any().use(payoutOrderId()).optional().use(payoutOrReturn()),
   /** Or: the credit line whose return to the payer the debit is. */
   returned_line_id: vine.number().withoutDecimals().min(1).optional(),
   comment: decisionComment(),
@@ -55,12 +71,6 @@ export const CONFIRM_DEBIT_MESSAGES = {
  */
 export async function confirmDebitLine(input: Record<string, unknown>, actor: Actor) {
   const data = await validateInput(confirmDebitLineValidator, input, CONFIRM_DEBIT_MESSAGES)
-  if ((data.platform_order_id === undefined) === (data.returned_line_id === undefined)) {
-    throw ActionError.field(
-      'platform_order_id',
-      'name either the payout (platform_order_id) or the returned line (returned_line_id) this debit is'
-    )
-  }
   return inTransaction(async (trx) => {
     const line = await lockLine(trx, data.statement_line_id)
     await assertUnconfirmedDebit(trx, line)
