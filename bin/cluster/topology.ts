@@ -46,8 +46,8 @@ export interface Topology {
   /** Environment of every gateway process (DB through HAProxy, REDIS_SENTINELS, ...). */
   env: NodeJS.ProcessEnv
   ace(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>
-  /** Everything, idempotent. */
-  stop(): Promise<void>
+  /** Everything, idempotent; `keep` keeps the directory (logs, data) this once. */
+  stop(options?: { keep?: boolean }): Promise<void>
 }
 
 export interface TopologyOptions {
@@ -108,12 +108,12 @@ export async function startTopology(options: TopologyOptions = {}): Promise<Topo
 
   const stops: (() => Promise<void>)[] = []
   let stopped: Promise<void> | undefined
-  const stop = () => {
+  const stop = (how: { keep?: boolean } = {}) => {
     stopped ??= (async () => {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
       for (const step of stops.reverse()) await step().catch(() => {})
-      if (owned && !options.keep) await rm(directory, { recursive: true, force: true })
+      if (owned && !options.keep && !how.keep) await rm(directory, { recursive: true, force: true })
     })()
     return stopped
   }

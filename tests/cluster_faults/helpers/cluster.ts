@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises'
+import { readFile, rm } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import { startTopology, type Topology } from '../../../bin/cluster/topology.js'
 import { until } from '#tests/faults/helpers/processes'
@@ -40,9 +40,11 @@ export async function startCluster(log: (line: string) => void): Promise<() => P
   let sql: ReturnType<typeof sqlAccess> | undefined
   const teardown = async () => {
     await sql?.close().catch(() => {})
-    await topology?.stop().catch(() => {})
+    const keep = failed || Boolean(process.env.FAULTS_KEEP_TMP)
+    await topology?.stop({ keep }).catch(() => {})
     await receiver.close().catch(() => {})
-    if (failed || process.env.FAULTS_KEEP_TMP) {
+    if (failed && topology) await printProcessWarnings(topology, log)
+    if (keep) {
       log(`files kept in ${directory} and ${topology?.directory}`)
     } else {
       await rm(directory, { recursive: true, force: true })
@@ -137,4 +139,22 @@ export function replicaInSync(port: number, timeoutMs = 30_000) {
     timeoutMs,
     500
   )
+}
+
+/**
+ * A failed run's clues, printed (CI keeps the output, not the files): each
+ * gateway process's last lines (the topology logs at LOG_LEVEL=warn, so
+ * they are its warnings and errors, with any stack a crash printed).
+ */
+async function printProcessWarnings(topology: Topology, log: (line: string) => void) {
+  for (const proc of [...topology.webs, ...topology.workers]) {
+    const text = await readFile(proc.logFile, 'utf8').catch(() => '')
+    const warnings = text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .slice(-40)
+    if (warnings.length === 0) continue
+    log(`${proc.logFile}: its last ${warnings.length} warnings and errors`)
+    for (const line of warnings) console.log(`  ${line.slice(0, 1000)}`)
+  }
 }
