@@ -14,6 +14,11 @@ import { fileURLToPath } from 'node:url'
 import { circles, importGraph } from './import_graph.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
+// Piped into `head`: the reader left, which is no failure.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
 const list = process.argv.includes('--list')
 
 const { files, runtime, all } = await importGraph(join(ROOT, 'app'))
