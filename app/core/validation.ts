@@ -81,6 +81,19 @@ export async function validateInput<T>(
   }
 }
 
+const confirmationValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
+
+/**
+ * The box an operator ticks to confirm a change before it runs (a switch,
+ * a bank's answer): refused with `message` beside the box when unticked.
+ */
+export async function assertConfirmed(input: Record<string, unknown>, message: string) {
+  await validateInput(confirmationValidator, input, {
+    'confirm.required': message,
+    'confirm.accepted': message,
+  })
+}
+
 /** A THB amount typed by an operator ("20", "20.5", "1,000.00"); becomes satang. */
 export const thbAmount = vine.createRule<{ allowZero?: boolean }>(
   (value, options, field: FieldContext) => {

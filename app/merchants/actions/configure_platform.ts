@@ -16,7 +16,7 @@ import {
 import { openHours, paymentPageDomain, platformSnapshot } from '#merchants/platform_rules'
 import { clearable, thbAmount } from '#core/validation'
 import { changedValues, recordAudit } from '#core/audit'
-import { ActionError, onOff, validateInput } from '#core/validation'
+import { ActionError, assertConfirmed, onOff, validateInput } from '#core/validation'
 import { actsFromShell } from '#approvals/maker_checker'
 import { recordBreakGlass } from '#notifications/notifications'
 import { formatAmount } from '#core/money'
@@ -395,19 +395,13 @@ registerApprovableAction<
     ),
 })
 
-const depositSwitchValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
-const DEPOSIT_SWITCH_MESSAGES = {
-  'confirm.required': 'tick the box to confirm the switch',
-  'confirm.accepted': 'tick the box to confirm the switch',
-}
-
 /**
  * The deposit killswitch from the back-office, confirmed first: switching
  * deposits off makes every payment create answer 503. The rest is
  * configurePlatform.
  */
 export async function switchPlatformDeposits(input: Record<string, unknown>, actor: Actor) {
-  await validateInput(depositSwitchValidator, input, DEPOSIT_SWITCH_MESSAGES)
+  await assertConfirmed(input, 'tick the box to confirm the switch')
   return configurePlatform(
     { code: input.code, deposit_enabled: input.deposit_enabled, comment: input.comment },
     actor

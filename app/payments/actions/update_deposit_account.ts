@@ -28,7 +28,7 @@ import {
   storedInputOf,
 } from '#payments/deposit_account_snapshot'
 import { changedValues, recordAudit } from '#core/audit'
-import { ActionError, validateInput } from '#core/validation'
+import { ActionError, assertConfirmed, validateInput } from '#core/validation'
 import { withDeadlockRetry } from '#core/db_retry'
 import type { Actor } from '#core/actor'
 
@@ -63,19 +63,13 @@ export interface DepositAccountUpdate {
   breakGlass: boolean
 }
 
-const switchValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
-const SWITCH_MESSAGES = {
-  'confirm.required': 'tick the box to confirm the switch',
-  'confirm.accepted': 'tick the box to confirm the switch',
-}
-
 /**
  * Activates or deactivates an account from the back-office's switch, which
  * the operator confirms first (an inactive account takes no new order; open
  * ones stay valid); the rest is updateDepositAccount.
  */
 export async function switchDepositAccount(input: Record<string, unknown>, actor: Actor) {
-  await validateInput(switchValidator, input, SWITCH_MESSAGES)
+  await assertConfirmed(input, 'tick the box to confirm the switch')
   return updateDepositAccount({ id: input.id, active: input.active, comment: input.comment }, actor)
 }
 

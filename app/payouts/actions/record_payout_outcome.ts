@@ -11,7 +11,7 @@ import { lockPayout, payoutOrderId, payoutSnapshot } from '#payouts/payout_rules
 import { returnMovesMoney } from '#payouts/hold_state'
 import { RELEASE_REJECTED_KIND, pendingRelease } from '#payouts/actions/release_rejected_payout'
 import { changedValues, recordAudit } from '#core/audit'
-import { ActionError, validateInput } from '#core/validation'
+import { ActionError, assertConfirmed, validateInput } from '#core/validation'
 import type { Actor } from '#core/actor'
 import { formatThb } from '#core/money'
 import { inTransaction } from '#core/transaction'
@@ -92,18 +92,12 @@ export async function recordPayoutOutcome(
   })
 }
 
-const confirmedValidator = vine.compile(vine.object({ confirm: vine.accepted() }))
-const CONFIRM_MESSAGES = {
-  'confirm.required': "tick the box to confirm the bank's answer",
-  'confirm.accepted': "tick the box to confirm the bank's answer",
-}
-
 /**
  * The bank's answer as the back-office records it: typed from its report and
  * confirmed by the operator first; the rest is recordPayoutOutcome.
  */
 export async function recordConfirmedPayoutOutcome(input: Record<string, unknown>, actor: Actor) {
-  await validateInput(confirmedValidator, input, CONFIRM_MESSAGES)
+  await assertConfirmed(input, "tick the box to confirm the bank's answer")
   return recordPayoutOutcome(
     { platform_order_id: input.platform_order_id, outcome: input.outcome, reason: input.reason },
     actor
