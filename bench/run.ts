@@ -63,6 +63,8 @@ const DURATION = Number(process.env.DURATION ?? 10)
 const WARMUP = Number(process.env.WARMUP ?? 3)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20)
 const SEED_ORDERS = Number(process.env.SEED_ORDERS ?? 200_000)
+/** Of them, still open and holding their slot, on the amounts the creates ask for. */
+const SEED_OPEN = Math.min(SEED_ORDERS, Number(process.env.SEED_OPEN ?? 35_000))
 const ALLOC_PROFILE = process.env.ALLOC_PROFILE === '1'
 const CALLBACKS = Number(process.env.CALLBACKS ?? 20_000)
 const PORT = Number(process.env.BENCH_PORT ?? 3399)
@@ -363,7 +365,7 @@ async function runWebScenarios(processes: number) {
       // it: the machine's speed drifts by more than the 10 % this measures,
       // so the ratio is to the mean of the runs just before and just after.
       await emptyPaymentOrders()
-      const seeded = await seedOrdersOfTheDay(SEED_ORDERS)
+      const seeded = await seedOrdersOfTheDay(SEED_ORDERS, SEED_OPEN)
       const run = await measure('/payment/create-transfer', bodies.create)
       await emptyPaymentOrders()
       console.log('empty table again:')
@@ -376,13 +378,13 @@ async function runWebScenarios(processes: number) {
         ? `; machine CPU per create ${costs[1]!.toFixed(1)} × the loader's per request (${costs[0]!.toFixed(1)} and ${costs[2]!.toFixed(1)} before and after)`
         : ''
       const row = loadRow(
-        `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day`,
+        `/payment/create-transfer after ${seeded.toLocaleString('en')} orders of the day, ${SEED_OPEN.toLocaleString('en')} still open`,
         run
       )
       rows.push({
         ...row,
-        target: '≥ 90 % of the empty-table rate',
-        met: ratio === undefined ? undefined : ratio >= 0.9,
+        target: '≥ 95 % of the empty-table rate',
+        met: ratio === undefined ? undefined : ratio >= 0.95,
         note:
           (ratio === undefined
             ? 'no empty-table run (SCENARIOS without create)'
@@ -608,6 +610,9 @@ async function tableExists(name: string) {
  * empty-table run measured 100 creates/s during it, 234 without).
  */
 async function emptyPaymentOrders() {
+  // The last requests of a run the loader stopped waiting for are still
+  // being answered: their orders would land on the truncated table.
+  await new Promise((resolve) => setTimeout(resolve, 1000))
   // One connection for the session setting (a transaction's); TRUNCATE commits by itself.
   await db.transaction(async (trx) => {
     await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 0')
@@ -621,10 +626,14 @@ async function emptyPaymentOrders() {
 
 /**
  * `count` payment orders of today on the bench account, in bulk INSERTs (one
- * INSERT … SELECT per 50,000 from MariaDB's sequence engine): 5 % still open
- * with their own transfer_amount slot, 70 % paid and settled, 25 % expired.
+ * INSERT … SELECT per 50,000 from MariaDB's sequence engine), on the 20,000
+ * amounts the creates ask for: the first `open` still open, each holding its
+ * transfer_amount slot (the amount itself, then + 0.01 THB, + 0.02 THB… as
+ * the creates would have handed them out), so that a create finds its
+ * amount held and takes the next free one; of the rest, a quarter expired
+ * and the others paid and settled.
  */
-async function seedOrdersOfTheDay(count: number) {
+async function seedOrdersOfTheDay(count: number, open: number) {
   const started = performance.now()
   const prefix = merchant.orderPrefix
   for (let from = 1; from <= count; from += 50_000) {
@@ -637,22 +646,24 @@ async function seedOrdersOfTheDay(count: number) {
           order_at, expire_at, paid_at, settled_at, created_at, updated_at)
        SELECT CONCAT(?, 'P', DATE_FORMAT(UTC_TIMESTAMP(), '%Y%m%d'), 'S', LPAD(seq, 11, '0')),
               UUID(), ?, CONCAT('SEED', seq), 'TRANSFER', 'transfer', ?,
-              amount, amount,
-              IF(seq % 20 = 0, 30000000 + seq * 10, NULL),
+              base,
+              base + IF(seq <= ?, FLOOR((seq - 1) / 20000), 0),
+              IF(seq <= ?, base + FLOOR((seq - 1) / 20000), NULL),
               'SCB', 'Customer', '1234567890',
-              CASE WHEN seq % 20 = 0 THEN 'open' WHEN seq % 4 = 1 THEN 'error' ELSE 'settled_paid' END,
+              CASE WHEN seq <= ? THEN 'open' WHEN seq % 4 = 1 THEN 'error' ELSE 'settled_paid' END,
               0,
-              IF(seq % 20 <> 0 AND seq % 4 = 1, 'expired', NULL),
-              at, IF(seq % 20 = 0, UTC_TIMESTAMP(3) + INTERVAL 15 MINUTE, at + INTERVAL 15 MINUTE),
-              IF(seq % 20 <> 0 AND seq % 4 <> 1, at + INTERVAL 2 MINUTE, NULL),
-              IF(seq % 20 <> 0 AND seq % 4 <> 1, at + INTERVAL 32 MINUTE, NULL),
+              IF(seq > ? AND seq % 4 = 1, 'expired', NULL),
+              at, IF(seq <= ?, UTC_TIMESTAMP(3) + INTERVAL 15 MINUTE, at + INTERVAL 15 MINUTE),
+              IF(seq > ? AND seq % 4 <> 1, at + INTERVAL 2 MINUTE, NULL),
+              IF(seq > ? AND seq % 4 <> 1, at + INTERVAL 32 MINUTE, NULL),
               at, at
          FROM (SELECT seq,
-                      10000 + (seq * 37) % 500000 AS amount,
-                      IF(seq % 20 = 0, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,
+                      -- The amounts the creates ask for (bodies.create): 100 THB + k × 10 THB.
+                      10000 + ((seq - 1) % 20000) * 1000 AS base,
+                      IF(seq <= ?, UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE,
                          UTC_TIMESTAMP(3) - INTERVAL (seq % 14400) SECOND) AS at
                  FROM seq_${from}_to_${to}) AS seeded`,
-      [prefix, merchant.id, account.id]
+      [prefix, merchant.id, account.id, ...Array(8).fill(open)]
     )
   }
   // What the create path keeps beside the orders follows them, as if they had come through the API:

@@ -40,24 +40,27 @@ export function isRequestTaken(error: unknown, key: RequestKey) {
   return ((error as { sqlMessage?: string }).sqlMessage ?? '').includes(value)
 }
 
-/** The statement that writes the request's row, first in a create's batch. */
-export function requestStatement(key: RequestKey, orderType: RequestOrderType) {
-  return statement(
-    `INSERT INTO merchant_requests (merchant_id, signature, endpoint, order_type, created_at)
-     VALUES (?, ?, ?, ?, ?)`,
-    [key.merchantId, key.signature, key.endpoint.slice(0, 40), orderType, new Date()]
-  )
-}
-
 /**
- * The statement, right after the order's INSERT in the same batch, that
- * names the order the request created (LAST_INSERT_ID(): the order's id; an
- * UPDATE leaves it as it is for the event that follows).
+ * The statement that writes the request's row, first in a create's batch,
+ * naming the order it creates by the platform_order_id the gateway made for
+ * it (one statement: nothing to update once the order's id is known).
  */
-export function linkOrderStatement(key: RequestKey) {
+export function requestStatement(
+  key: RequestKey,
+  orderType: RequestOrderType,
+  platformOrderId: string | null = null
+) {
   return statement(
-    'UPDATE merchant_requests SET order_id = LAST_INSERT_ID() WHERE merchant_id = ? AND signature = ?',
-    [key.merchantId, key.signature]
+    `INSERT INTO merchant_requests (merchant_id, signature, endpoint, order_type, platform_order_id, created_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+    [
+      key.merchantId,
+      key.signature,
+      key.endpoint.slice(0, 40),
+      orderType,
+      platformOrderId,
+      new Date(),
+    ]
   )
 }
 

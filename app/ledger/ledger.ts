@@ -1,4 +1,3 @@
-import db from '@adonisjs/lucid/services/db'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import {
   bankAccountCode,
@@ -20,6 +19,7 @@ import {
   duplicateKeyName,
   refuseUnless,
   refusedColumn,
+  runStatement,
   statement,
   type Statement,
 } from '#core/sql_batch'
@@ -265,7 +265,12 @@ export async function flagNegativeBalance(trx: TransactionClientContract, mercha
 }
 
 export async function readMerchantBalance(merchantId: number): Promise<MerchantBalance> {
-  const row = await db.from('merchant_balances').where('merchant_id', merchantId).first()
+  const [row] = await runStatement(
+    statement(
+      'SELECT balance, freeze_balance, unsettle_balance FROM merchant_balances WHERE merchant_id = ?',
+      [merchantId]
+    )
+  )
   if (!row) throw new Error(`Merchant ${merchantId} has no balance row`)
   return {
     balance: assertSatang(row.balance),

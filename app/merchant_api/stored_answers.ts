@@ -42,17 +42,30 @@ export async function answerAgain(ctx: HttpContext, key: RequestKey): Promise<bo
     sendSerialized(ctx, Number(row.status), row.body)
     return true
   }
-  const body = await rebuild(row.order_type, row.order_id === null ? null : Number(row.order_id))
+  const body = await rebuild(row.order_type, {
+    id: row.order_id === null ? null : Number(row.order_id),
+    platformOrderId: row.platform_order_id,
+  })
   if (!body) return false
   sendSerialized(ctx, 200, body)
   return true
 }
 
-/** The success answer of what a request created, from the order or slip itself. */
-async function rebuild(orderType: string | null, orderId: number | null) {
-  if (orderId === null) return null
+/**
+ * The success answer of what a request created, from the order or slip
+ * itself: an order by the platform_order_id its request row names (rows
+ * written before that column, by their order_id), a slip by its id.
+ */
+async function rebuild(
+  orderType: string | null,
+  created: { id: number | null; platformOrderId: string | null }
+) {
+  const { id: orderId, platformOrderId } = created
+  if (orderId === null && platformOrderId === null) return null
+  const orderKey =
+    platformOrderId !== null ? { platform_order_id: platformOrderId } : { id: orderId! }
   if (orderType === 'payment') {
-    const order = await PaymentOrder.query().where('id', orderId).preload('depositAccount').first()
+    const order = await PaymentOrder.query().where(orderKey).preload('depositAccount').first()
     if (!order) return null
     const platform = await Platform.cached(
       (await order.related('merchant').query().firstOrFail()).platformId
@@ -60,13 +73,13 @@ async function rebuild(orderType: string | null, orderId: number | null) {
     return successBody(presentCreatedPayment(order, platform, order.depositAccount))
   }
   if (orderType === 'withdraw' || orderType === 'settlement') {
-    const order = await PayoutOrder.find(orderId)
+    const order = await PayoutOrder.query().where(orderKey).first()
     if (!order) return null
     return successBody(
       order.kind === 'withdraw' ? presentCreatedWithdraw(order) : presentCreatedSettlement(order)
     )
   }
-  if (orderType === 'slip') {
+  if (orderType === 'slip' && orderId !== null) {
     const slip = await PaymentSlip.find(orderId)
     return slip
       ? successBody(presentSlipUpload({ slip, verificationMsg: slip.verificationMsg }))

@@ -1,5 +1,6 @@
 import type { HttpContext } from '@adonisjs/core/http'
 import type { NextFn } from '@adonisjs/core/types/http'
+import logger from '@adonisjs/core/services/logger'
 import { loggedUrl } from '#core/logged_url'
 
 /**
@@ -10,6 +11,9 @@ import { loggedUrl } from '#core/logged_url'
  */
 export default class RequestLoggerMiddleware {
   async handle(ctx: HttpContext, next: NextFn) {
+    // Below `info` (production's `warn`, for one) the line would be dropped:
+    // no listener, no clock read, and the request's logger is never made.
+    if (!logger.isLevelEnabled('info')) return next()
     const started = process.hrtime.bigint()
     ctx.response.response.once('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6

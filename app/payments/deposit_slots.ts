@@ -33,9 +33,89 @@ export function takeAmountStatement(accountId: number, amount: number) {
   )
 }
 
-/** Whether takeAmountStatement() failed because the amount is held or being taken. */
+/**
+ * The session variable in which a create's batch carries the transfer_amount
+ * it chose (chooseSlotStatement): the order's transfer_amount and
+ * slot_amount and its count are this expression.
+ */
+export const CHOSEN_SLOT = statement('@gw_slot')
+
+/**
+ * The statement that chooses a transfer_amount inside the create's one round
+ * trip, so that a busy account (the amount itself held by an open order)
+ * costs no more round trips than an idle one. In the order reserveSlotAbove
+ * keeps: the amount itself when no order holds it, else the smallest free
+ * row of amount + 1 … amount + max_adjustment, else the smallest amount of
+ * that range that has no row yet (the first gap after a row); CHOSEN_SLOT is set to it and its row taken (created held, or a
+ * free row marked held).
+ *
+ * It reads without locks (READ COMMITTED) and takes the row as
+ * takeAmountStatement does: a row another create took meanwhile refuses it
+ * (refusedColumn 'held'), one being taken fails it at once (1205), and every
+ * amount of the range held leaves CHOSEN_SLOT NULL (refusedColumn
+ * 'slot_amount'); each is isAmountTaken(), after which CreatePayment goes on
+ * from the locked account row with reserveSlotAbove, which waits its turn.
+ * The order's unique (deposit_account_id, slot_amount) stays the last word.
+ */
+export function chooseSlotStatement(
+  account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
+  amount: number
+) {
+  const top = amount + account.maxAdjustment
+  if (!Number.isSafeInteger(amount) || !Number.isSafeInteger(top)) {
+    throw new Error(`not satang amounts: ${amount}, ${top}`)
+  }
+  const above =
+    top > amount
+      ? `,
+         (SELECT slot_amount FROM deposit_slots FORCE INDEX (deposit_slots_free_index)
+           WHERE deposit_account_id = ? AND held = 0 AND slot_amount BETWEEN ? AND ?
+           ORDER BY slot_amount LIMIT 1),
+         (SELECT MIN(taken.slot_amount + 1) FROM deposit_slots AS taken
+           WHERE taken.deposit_account_id = ? AND taken.slot_amount BETWEEN ? AND ?
+             AND NOT EXISTS (SELECT 1 FROM deposit_slots AS next
+               WHERE next.deposit_account_id = ? AND next.slot_amount = taken.slot_amount + 1))`
+      : ''
+  return statement(
+    `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+     INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
+     VALUES (?, ${CHOSEN_SLOT.sql} := COALESCE(
+         (SELECT ? FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM deposit_slots
+           WHERE deposit_account_id = ? AND slot_amount = ? AND held = 1))${above}
+       ), 1)
+     ON DUPLICATE KEY UPDATE held = ${refuseUnless('held = 0', '1')}`,
+    [
+      account.id,
+      amount,
+      account.id,
+      amount,
+      ...(top > amount
+        ? [account.id, amount + 1, top, account.id, amount, top - 1, account.id]
+        : []),
+    ]
+  )
+}
+
+/** The statement, before the COMMIT, that answers what chooseSlotStatement() chose. */
+export const CHOSEN_SLOT_ANSWER = statement(`SELECT ${CHOSEN_SLOT.sql} AS slot_amount`)
+
+/** The transfer_amount chooseSlotStatement() chose, from CHOSEN_SLOT_ANSWER's rows. */
+export function chosenSlot(rows: Array<{ slot_amount: number | string | null }>) {
+  const value = rows[0]?.slot_amount
+  if (value === null || value === undefined) throw new Error('no transfer_amount was chosen')
+  return Number(value)
+}
+
+/**
+ * Whether takeAmountStatement() or chooseSlotStatement() failed because the
+ * amount is held or being taken (or, for the latter, every amount of its
+ * range is).
+ */
 export function isAmountTaken(error: unknown) {
-  return refusedColumn(error) === 'held' || (error as { errno?: number }).errno === 1205
+  const column = refusedColumn(error)
+  return (
+    column === 'held' || column === 'slot_amount' || (error as { errno?: number }).errno === 1205
+  )
 }
 
 /**

@@ -223,6 +223,42 @@ test.group('payment create: success shapes', (group) => {
     assert.deepEqual(amounts, [100, 100.01, 100.02])
   })
 
+  test('a transfer account chooses its amount in the create itself: the amount, a freed one above, then the first gap', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const transfer = (id: string) =>
+      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
+        (response) => response.json.data.transfer_amount
+      )
+    assert.deepEqual(
+      [await transfer('T1'), await transfer('T2'), await transfer('T3')],
+      [100, 100.01, 100.02]
+    )
+    // 100.01 released (its order paid or expired): the next create takes it,
+    // then the first amount above the range's rows.
+    await db
+      .from('deposit_slots')
+      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
+      .update({ held: false })
+    await db
+      .from('payment_orders')
+      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
+      .update({ slot_amount: null, status: 'error', error_reason: 'expired' })
+    assert.deepEqual([await transfer('T4'), await transfer('T5')], [100.01, 100.03])
+    const held = await db
+      .from('deposit_slots')
+      .where({ deposit_account_id: account.id, held: true })
+      .orderBy('slot_amount')
+      .select('slot_amount')
+    assert.deepEqual(
+      held.map((row) => Number(row.slot_amount)),
+      [100_00, 100_01, 100_02, 100_03]
+    )
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
   test('a slot row that says free while an order holds its amount is repaired, not reused', async ({
     assert,
   }) => {

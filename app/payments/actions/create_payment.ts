@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon'
+import type { ModelAttributes } from '@adonisjs/lucid/types/model'
 import { v7 as uuidv7 } from 'uuid'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
@@ -25,6 +26,10 @@ import {
 } from '#payments/deposit_pool'
 import { isLimitRefusal } from '#payments/deposit_usage_counters'
 import {
+  CHOSEN_SLOT,
+  CHOSEN_SLOT_ANSWER,
+  chooseSlotStatement,
+  chosenSlot,
   isAmountTaken,
   markSlotHeldByOrder,
   reserveSlotAbove,
@@ -41,7 +46,6 @@ import {
 import { isDuplicateKey, withDeadlockRetry } from '#core/db_retry'
 import {
   isRequestTaken,
-  linkOrderStatement,
   RequestAlreadyProcessed,
   requestStatement,
   type RequestKey,
@@ -148,15 +152,23 @@ export class CreatePayment {
   ): Promise<AttemptOutcome> {
     // The order's created_at: the hour and day it counts in.
     const now = DateTime.utc()
+    // Made before anything is written: the request's row names the order by it.
+    const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
     const takesSlot = !matchesByReference(candidate)
     // The common case, one round trip: the order is built from the pool's
     // cached copy of the account and written with everything else and the
     // COMMIT; its insert refuses a copy that no longer matches the row. An
     // order the copy's limits refuse outright is left to the row to judge.
-    const cachedCount =
-      !fromLockedRow && candidate.channel !== 'external'
-        ? countOrderStatement(candidate, input.amount, now)
-        : null
+    const fromCache = !fromLockedRow && candidate.channel !== 'external'
+    // A transfer account's amount is chosen inside that round trip, whether
+    // the amount itself is free or held (chooseSlotStatement): a busy day
+    // costs no extra round trip. A PromptPay QR carries its amount in the
+    // code made here, so it asks for the amount itself.
+    const choosesSlot = fromCache && takesSlot && candidate.channel === 'transfer'
+    const cachedCount = fromCache
+      ? countOrderStatement(candidate, input.amount, now, choosesSlot ? CHOSEN_SLOT : undefined)
+      : null
+    const choosing = choosesSlot && cachedCount !== null
     let transferAmount: number | null = input.amount
     try {
       return await batchTransaction(async (trx) => {
@@ -164,26 +176,37 @@ export class CreatePayment {
         // itself as transfer_amount when the account adjusts amounts.
         // The request first: a duplicate of it waits here for this attempt's end.
         const opening = [
-          ...(request ? [requestStatement(request, 'payment')] : []),
+          ...(request ? [requestStatement(request, 'payment', platformOrderId)] : []),
           reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId),
-          lockAccountStatement(candidate.id),
-          ...(takesSlot ? [takeAmountStatement(candidate.id, input.amount)] : []),
+          // The row itself only when it is read (not from the cached copy).
+          lockAccountStatement(candidate.id, cachedCount ? 'id' : '*'),
+          ...(choosing
+            ? [chooseSlotStatement(candidate, input.amount)]
+            : takesSlot
+              ? [takeAmountStatement(candidate.id, input.amount)]
+              : []),
         ]
         const lockAt = request ? 2 : 1
         let account: DepositAccount | null
         try {
           if (cachedCount) {
-            const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, now)
+            const order = newOrder(merchant, type, input, candidate, input.amount, takesSlot, {
+              now,
+              platformOrderId,
+            })
             const results = await trx.run([
               ...opening,
-              ...closing(
-                merchant,
-                order,
-                cachedCount,
-                request,
-                unchangedAccountExpression(candidate)
-              ),
+              ...closing(merchant, order, cachedCount, {
+                deposit_account_id: unchangedAccountExpression(candidate),
+                ...(choosing ? { transfer_amount: CHOSEN_SLOT, slot_amount: CHOSEN_SLOT } : {}),
+              }),
             ])
+            if (choosing) {
+              // CHOSEN_SLOT_ANSWER, just before the COMMIT.
+              const chosen = chosenSlot(results.at(-2))
+              order.transferAmount = chosen
+              order.slotAmount = chosen
+            }
             return inserted(order, results[opening.length], candidate)
           }
           const results = await trx.run(opening)
@@ -211,7 +234,10 @@ export class CreatePayment {
         const callsProvider = account.channel === 'external'
         if (callsProvider) await trx.run([counting])
 
-        const order = newOrder(merchant, type, input, account, transferAmount, takesSlot, now)
+        const order = newOrder(merchant, type, input, account, transferAmount, takesSlot, {
+          now,
+          platformOrderId,
+        })
         if (callsProvider) {
           const provider = depositProvider(account.provider)
           if (!provider) return rollback('provider_failed')
@@ -235,9 +261,7 @@ export class CreatePayment {
         // The last round trip: the order, its event and its count, committed
         // with them, so the counters' row locks, which every create on the
         // account needs, are held only inside the server.
-        const results = await trx.run(
-          closing(merchant, order, callsProvider ? null : counting, request)
-        )
+        const results = await trx.run(closing(merchant, order, callsProvider ? null : counting))
         return inserted(order, results[0], account)
       })
     } catch (error) {
@@ -246,6 +270,11 @@ export class CreatePayment {
       // The cached copy of the account is out of date (an operator's change
       // not yet seen by this process): once more, from the locked row.
       if (isStaleAccount(error)) {
+        return this.#attempt(merchant, type, input, candidate, request, afterSlotRepair, true)
+      }
+      // The amount the batch chose is not known here: again from the locked
+      // row, which takes (and repairs) an amount it knows.
+      if (duplicateKeyName(error) === SLOT_KEY && choosing) {
         return this.#attempt(merchant, type, input, candidate, request, afterSlotRepair, true)
       }
       if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {
@@ -271,9 +300,8 @@ function newOrder(
   account: DepositAccount,
   transferAmount: number,
   takesSlot: boolean,
-  now: DateTime
+  { now, platformOrderId }: { now: DateTime; platformOrderId: string }
 ) {
-  const platformOrderId = newPlatformOrderId(merchant.orderPrefix, 'P', now)
   const paymentReference = takesSlot ? null : platformOrderId.slice(4)
   let qrcode: string | null = null
   if (account.channel === 'qr') {
@@ -285,7 +313,10 @@ function newOrder(
           amountSatang: transferAmount,
         })
   }
-  return new PaymentOrder().fill({
+  // The attributes set at once, as Lucid's hydration does: fill() would set
+  // each through the model's proxy (a twentieth of a create's CPU).
+  const order = new PaymentOrder()
+  order.$attributes = {
     platformOrderId,
     uuid: uuidv7(),
     merchantId: merchant.id,
@@ -310,30 +341,31 @@ function newOrder(
     expireAt: now.plus({ seconds: merchant.orderTtlSeconds }),
     createdAt: now,
     updatedAt: now,
-  })
+  } satisfies Partial<ModelAttributes<PaymentOrder>>
+  return order
 }
 
 /**
- * The statements that end a create: the order (its deposit_account_id as
- * `accountId` when given, a guard), the request that created it, its event,
- * its count, the COMMIT.
+ * The statements that end a create: the order (with `expressions` for
+ * columns the server decides: its deposit_account_id as a guard, its chosen
+ * transfer_amount), its event, its count, the COMMIT.
  */
 function closing(
   merchant: Merchant,
   order: PaymentOrder,
   counting: Statement | null,
-  request: RequestKey | undefined,
-  accountId?: Statement
+  expressions: Record<string, Statement> = {}
 ) {
+  const chosen = expressions.transfer_amount === CHOSEN_SLOT
   return [
-    insertStatement(order, accountId ? { deposit_account_id: accountId } : {}),
-    ...(request ? [linkOrderStatement(request)] : []),
+    insertStatement(order, expressions),
     createdOrderEventStatement({
       orderType: 'payment',
       to: 'open',
       actor: merchantActor(merchant.merchantId),
     }),
     ...(counting ? [counting] : []),
+    ...(chosen ? [CHOSEN_SLOT_ANSWER] : []),
     COMMIT,
   ]
 }

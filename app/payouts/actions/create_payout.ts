@@ -21,7 +21,6 @@ import {
 import { ledgerRefusal, postingStatements } from '#ledger/ledger'
 import {
   isRequestTaken,
-  linkOrderStatement,
   RequestAlreadyProcessed,
   requestStatement,
   type RequestKey,
@@ -137,7 +136,7 @@ export class CreatePayout {
           try {
             const results = await trx.run([
               // The request first: a duplicate of it waits here for this one's end.
-              ...(request ? [requestStatement(request, kind)] : []),
+              ...(request ? [requestStatement(request, kind, created.platformOrderId)] : []),
               kind === 'settlement'
                 ? reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId, 'settlement')
                 : recordWithdrawalStatement(
@@ -147,7 +146,6 @@ export class CreatePayout {
                     merchant.withdrawDuplicateCheck
                   ),
               insertStatement(created),
-              ...(request ? [linkOrderStatement(request)] : []),
               createdOrderEventStatement({
                 orderType: kind,
                 to: 'new',
