@@ -23,9 +23,7 @@ router.use([])
  * calls never meet cookies or CSRF checks.
  */
 export const middleware = router.named({
-  merchantHttps: () => import('#merchant_api/middleware/merchant_https_middleware'),
-  merchantBody: () => import('#merchant_api/middleware/merchant_body_middleware'),
-  merchantAuth: () => import('#merchant_api/middleware/merchant_auth_middleware'),
+  merchantApi: () => import('#merchant_api/middleware/merchant_api_middleware'),
   bodyparser: () => import('@adonisjs/core/bodyparser_middleware'),
   session: () => import('@adonisjs/session/session_middleware'),
   shield: () => import('@adonisjs/shield/shield_middleware'),

@@ -40,13 +40,7 @@ function merchantEndpoint(
   handler: Parameters<typeof router.post>[1],
   replay: ReplayProtection
 ) {
-  router
-    .post(path, handler)
-    .use([
-      middleware.merchantHttps(),
-      middleware.merchantBody(),
-      middleware.merchantAuth({ replay }),
-    ])
+  router.post(path, handler).use(middleware.merchantApi({ replay }))
 }
 
 merchantEndpoint('/balance', [BalanceController, 'handle'], 'off')

@@ -123,7 +123,13 @@ function isHtmlArea(url: string) {
 }
 
 function log(outcome: Outcome, error: unknown, ctx: HttpContext) {
-  const fields = { error: outcome.identifier, status: outcome.status }
+  // The merchant a merchant-API request authenticated as (not bound on the
+  // request's logger: a second binding costs every request, not only these).
+  const fields = {
+    error: outcome.identifier,
+    status: outcome.status,
+    merchant_id: ctx.merchant?.merchantId,
+  }
   switch (outcome.kind) {
     case 'refusal':
       return ctx.logger.info({ ...fields, data: outcome.data }, outcome.message)

@@ -24,6 +24,7 @@ export default class RequestLoggerMiddleware {
           status: ctx.response.response.statusCode,
           duration_ms: Math.round(durationMs * 10) / 10,
           ip: ctx.request.ip(),
+          merchant_id: ctx.merchant?.merchantId,
         },
         'request completed'
       )

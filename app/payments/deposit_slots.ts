@@ -35,71 +35,71 @@ export function takeAmountStatement(accountId: number, amount: number) {
 
 /**
  * The session variable in which a create's batch carries the transfer_amount
- * it chose (chooseSlotStatement): the order's transfer_amount and
+ * it chose (chooseSlotStatements): the order's transfer_amount and
  * slot_amount and its count are this expression.
  */
 export const CHOSEN_SLOT = statement('@gw_slot')
 
 /**
- * The statement that chooses a transfer_amount inside the create's one round
+ * The statements that choose a transfer_amount inside the create's one round
  * trip, so that a busy account (the amount itself held by an open order)
  * costs no more round trips than an idle one. In the order reserveSlotAbove
- * keeps: the amount itself when no order holds it, else the smallest free
- * row of amount + 1 … amount + max_adjustment, else the smallest amount of
- * that range that has no row yet (the first gap after a row); CHOSEN_SLOT is set to it and its row taken (created held, or a
- * free row marked held).
+ * keeps:
  *
- * It reads without locks (READ COMMITTED) and takes the row as
- * takeAmountStatement does: a row another create took meanwhile refuses it
- * (refusedColumn 'held'), one being taken fails it at once (1205), and every
- * amount of the range held leaves CHOSEN_SLOT NULL (refusedColumn
- * 'slot_amount'); each is isAmountTaken(), after which CreatePayment goes on
+ * 1. the amount itself, taken as takeAmountStatement takes it (its row
+ *    created held, or a free row marked held; it fails at once, 1205, while
+ *    another create is taking or releasing it), CHOSEN_SLOT set to it; held
+ *    by an order, CHOSEN_SLOT is set to NULL instead of refusing;
+ * 2. only then (a compound statement's IF, so that the common case does not
+ *    pay for preparing the search): the smallest free row of amount + 1 …
+ *    amount + max_adjustment, else the first amount of that range without a
+ *    row (the first gap after a row), its row taken and CHOSEN_SLOT set.
+ *
+ * The search reads without locks (READ COMMITTED) and takes its row as step
+ * 1 does: a row taken meanwhile refuses it (refusedColumn 'held'), one being
+ * taken fails it at once (1205), and a range whose every amount is held
+ * refuses it too ('slot_amount', or 'transfer_amount' on the order when
+ * there is no range); each is isAmountTaken(), and CreatePayment goes on
  * from the locked account row with reserveSlotAbove, which waits its turn.
  * The order's unique (deposit_account_id, slot_amount) stays the last word.
  */
-export function chooseSlotStatement(
+export function chooseSlotStatements(
   account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
   amount: number
 ) {
   const top = amount + account.maxAdjustment
-  if (!Number.isSafeInteger(amount) || !Number.isSafeInteger(top)) {
-    throw new Error(`not satang amounts: ${amount}, ${top}`)
-  }
-  const above =
-    top > amount
-      ? `,
-         (SELECT slot_amount FROM deposit_slots FORCE INDEX (deposit_slots_free_index)
-           WHERE deposit_account_id = ? AND held = 0 AND slot_amount BETWEEN ? AND ?
-           ORDER BY slot_amount LIMIT 1),
-         (SELECT MIN(taken.slot_amount + 1) FROM deposit_slots AS taken
-           WHERE taken.deposit_account_id = ? AND taken.slot_amount BETWEEN ? AND ?
-             AND NOT EXISTS (SELECT 1 FROM deposit_slots AS next
-               WHERE next.deposit_account_id = ? AND next.slot_amount = taken.slot_amount + 1))`
-      : ''
-  return statement(
+  const slot = CHOSEN_SLOT.sql
+  const itself = statement(
     `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
-     INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
-     VALUES (?, ${CHOSEN_SLOT.sql} := COALESCE(
-         (SELECT ? FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM deposit_slots
-           WHERE deposit_account_id = ? AND slot_amount = ? AND held = 1))${above}
-       ), 1)
-     ON DUPLICATE KEY UPDATE held = ${refuseUnless('held = 0', '1')}`,
-    [
-      account.id,
-      amount,
-      account.id,
-      amount,
-      ...(top > amount
-        ? [account.id, amount + 1, top, account.id, amount, top - 1, account.id]
-        : []),
-    ]
+     INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES (?, ${slot} := ?, 1)
+     ON DUPLICATE KEY UPDATE held = IF(held = 0, 1, (${slot} := NULL) OR held)`,
+    [account.id, amount]
   )
+  if (top <= amount) return [itself]
+  const above = statement(
+    `BEGIN NOT ATOMIC IF ${slot} IS NULL THEN
+       SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+       INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
+       SELECT ?, ${slot} := COALESCE(
+           (SELECT slot_amount FROM deposit_slots FORCE INDEX (deposit_slots_free_index)
+             WHERE deposit_account_id = ? AND held = 0 AND slot_amount BETWEEN ? AND ?
+             ORDER BY slot_amount LIMIT 1),
+           (SELECT MIN(taken.slot_amount + 1) FROM deposit_slots AS taken
+             WHERE taken.deposit_account_id = ? AND taken.slot_amount BETWEEN ? AND ?
+               AND NOT EXISTS (SELECT 1 FROM deposit_slots AS next
+                 WHERE next.deposit_account_id = ? AND next.slot_amount = taken.slot_amount + 1))
+         ), 1
+       ON DUPLICATE KEY UPDATE held = ${refuseUnless('held = 0', '1')};
+     END IF; END`,
+    [account.id, account.id, amount + 1, top, account.id, amount, top - 1, account.id]
+  )
+  return [itself, above]
 }
 
-/** The statement, before the COMMIT, that answers what chooseSlotStatement() chose. */
+/** The statement, before the COMMIT, that answers what chooseSlotStatements() chose. */
 export const CHOSEN_SLOT_ANSWER = statement(`SELECT ${CHOSEN_SLOT.sql} AS slot_amount`)
 
-/** The transfer_amount chooseSlotStatement() chose, from CHOSEN_SLOT_ANSWER's rows. */
+/** The transfer_amount chooseSlotStatements() chose, from CHOSEN_SLOT_ANSWER's rows. */
 export function chosenSlot(rows: Array<{ slot_amount: number | string | null }>) {
   const value = rows[0]?.slot_amount
   if (value === null || value === undefined) throw new Error('no transfer_amount was chosen')
@@ -107,14 +107,17 @@ export function chosenSlot(rows: Array<{ slot_amount: number | string | null }>)
 }
 
 /**
- * Whether takeAmountStatement() or chooseSlotStatement() failed because the
- * amount is held or being taken (or, for the latter, every amount of its
- * range is).
+ * Whether takeAmountStatement() or chooseSlotStatements() (or the order that
+ * takes CHOSEN_SLOT) failed because the amount is held or being taken (or,
+ * for the latter, every amount of its range is).
  */
 export function isAmountTaken(error: unknown) {
   const column = refusedColumn(error)
   return (
-    column === 'held' || column === 'slot_amount' || (error as { errno?: number }).errno === 1205
+    column === 'held' ||
+    column === 'slot_amount' ||
+    column === 'transfer_amount' ||
+    (error as { errno?: number }).errno === 1205
   )
 }
 

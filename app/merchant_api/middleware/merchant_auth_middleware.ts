@@ -99,9 +99,9 @@ export default class MerchantAuthMiddleware {
       // The signature is checked: the raw bytes are not needed any more, and
       // on a slip upload they are megabytes held for the rest of the request.
       ctx.merchantRequest.rawBody = EMPTY_BODY
-      // On the request's own logger (made for this request alone): a child
-      // logger would be a second one per request.
-      ctx.logger.pino.setBindings({ merchant_id: ctx.merchant.merchantId })
+      // The request's log lines name the merchant themselves (the request
+      // logger, the exception handler): a binding on the request's logger
+      // would be formatted, through the log redaction, on every request.
 
       // A request the address's limit refuses may have counted against its
       // merchant's limit too: one point of the merchant's own requests.

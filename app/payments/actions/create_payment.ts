@@ -28,7 +28,7 @@ import { isLimitRefusal } from '#payments/deposit_usage_counters'
 import {
   CHOSEN_SLOT,
   CHOSEN_SLOT_ANSWER,
-  chooseSlotStatement,
+  chooseSlotStatements,
   chosenSlot,
   isAmountTaken,
   markSlotHeldByOrder,
@@ -161,7 +161,7 @@ export class CreatePayment {
     // order the copy's limits refuse outright is left to the row to judge.
     const fromCache = !fromLockedRow && candidate.channel !== 'external'
     // A transfer account's amount is chosen inside that round trip, whether
-    // the amount itself is free or held (chooseSlotStatement): a busy day
+    // the amount itself is free or held (chooseSlotStatements): a busy day
     // costs no extra round trip. A PromptPay QR carries its amount in the
     // code made here, so it asks for the amount itself.
     const choosesSlot = fromCache && takesSlot && candidate.channel === 'transfer'
@@ -181,7 +181,7 @@ export class CreatePayment {
           // The row itself only when it is read (not from the cached copy).
           lockAccountStatement(candidate.id, cachedCount ? 'id' : '*'),
           ...(choosing
-            ? [chooseSlotStatement(candidate, input.amount)]
+            ? chooseSlotStatements(candidate, input.amount)
             : takesSlot
               ? [takeAmountStatement(candidate.id, input.amount)]
               : []),
