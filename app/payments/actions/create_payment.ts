@@ -30,6 +30,7 @@ import {
   CHOSEN_SLOT_ANSWER,
   chooseSlotStatements,
   chosenSlot,
+  heldAmounts,
   isAmountTaken,
   markSlotHeldByOrder,
   reserveSlotAbove,
@@ -160,11 +161,15 @@ export class CreatePayment {
     // COMMIT; its insert refuses a copy that no longer matches the row. An
     // order the copy's limits refuse outright is left to the row to judge.
     const fromCache = !fromLockedRow && candidate.channel !== 'external'
-    // A transfer account's amount is chosen inside that round trip, whether
-    // the amount itself is free or held (chooseSlotStatements): a busy day
-    // costs no extra round trip. A PromptPay QR carries its amount in the
-    // code made here, so it asks for the amount itself.
-    const choosesSlot = fromCache && takesSlot && candidate.channel === 'transfer'
+    // On an account whose amounts are often held (a busy day), a transfer
+    // account's amount is chosen inside that round trip, held or not
+    // (chooseSlotStatements, heldAmounts). A PromptPay QR carries its amount
+    // in the code made here, so it asks for the amount itself.
+    const choosesSlot =
+      fromCache &&
+      takesSlot &&
+      candidate.channel === 'transfer' &&
+      heldAmounts.searchFirst(candidate.id)
     const cachedCount = fromCache
       ? countOrderStatement(candidate, input.amount, now, choosesSlot ? CHOSEN_SLOT : undefined)
       : null
@@ -206,6 +211,9 @@ export class CreatePayment {
               const chosen = chosenSlot(results.at(-2))
               order.transferAmount = chosen
               order.slotAmount = chosen
+              heldAmounts.record(candidate.id, chosen !== input.amount)
+            } else if (takesSlot) {
+              heldAmounts.record(candidate.id, false)
             }
             return inserted(order, results[opening.length], candidate)
           }
@@ -216,6 +224,7 @@ export class CreatePayment {
           if (!takesSlot || !isAmountTaken(error)) {
             throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
           }
+          heldAmounts.record(candidate.id, true)
           // The reservation and the lock were done; the amount is held: look above it.
           const [rows] = await trx.run([lockAccountStatement(candidate.id)])
           account = lockedAccount(rows)
