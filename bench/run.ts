@@ -12,7 +12,8 @@
 | default all), PROCESSES (web processes, default 1,2), DURATION (seconds per
 | measured run, default 10), WARMUP (seconds before each, default 3),
 | CONNECTIONS (default 20), SEED_ORDERS (orders of the day for create-full,
-| default 200000), CALLBACKS (default 20000), WORKER_CONCURRENCY (queue:work
+| default 200000), SEED_OPEN (of them open, on the amounts the creates ask
+| for, default 35000), CALLBACKS (default 20000), WORKER_CONCURRENCY (queue:work
 | --concurrency, default its own), IMPORT_LINES / IMPORT_ORDERS (default
 | 100000 / 10000), BENCH_DATABASE (default gateway_perf_bench; wiped),
 | REDIS_DB (default 10), BENCH_PORT (default 3399), BENCH_BUILD=0 (use
@@ -355,8 +356,8 @@ async function runWebScenarios(processes: number) {
       emptyCost = relativeCost(run.machineCpu)
       rows.push({
         ...loadRow('/payment/create-transfer, one deposit account, empty table', run),
-        target: '≥ 3,000 req/s, p99 ≤ 50 ms',
-        met: run.result.perSecond >= 3000 && run.result.p99 <= 50,
+        target: '≥ 25 % of baseline, p99 ≤ 25 ms',
+        met: run.result.perSecond >= 0.25 * baseline.perSecond && run.result.p99 <= 25,
         rateTarget: 3000,
       })
     }
@@ -396,8 +397,8 @@ async function runWebScenarios(processes: number) {
       const run = await measure('/balance', bodies.balance)
       rows.push({
         ...loadRow('/balance', run),
-        target: '≥ 25 % of baseline',
-        met: run.result.perSecond >= 0.25 * baseline.perSecond,
+        target: '≥ 75 % of baseline',
+        met: run.result.perSecond >= 0.75 * baseline.perSecond,
       })
     }
     if (SCENARIOS.has('withdraw')) {
