@@ -34,3 +34,14 @@ export async function* refuseFutureLines(
     yield line
   }
 }
+
+/** The same for lines in batches (`parseStatementBatches`): each batch checked before it is passed on. */
+export async function* refuseFutureLineBatches(
+  batches: AsyncIterable<ParsedStatementLine[]>,
+  importedAt: Date
+): AsyncGenerator<ParsedStatementLine[]> {
+  for await (const lines of batches) {
+    for (const line of lines) refuseFutureLine(line, importedAt)
+    yield lines
+  }
+}

@@ -1,12 +1,19 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import db from '@adonisjs/lucid/services/db'
+import { escape } from 'mysql2'
+import dbConfig from '#config/database'
 import type { QueryClientContract, TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type { DatabaseQueryBuilderContract } from '@adonisjs/lucid/types/querybuilder'
 import type DepositAccount from '#payments/models/deposit_account'
 import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
 import { formatThb } from '#core/money'
 import { findCandidates } from '#reconciliation/matching/candidates'
-import { isPayoutReference, judgeLine, type Judgement } from '#reconciliation/matching/rules'
+import {
+  isPayoutReference,
+  judgeLine,
+  type Judgement,
+  type RuleOrder,
+} from '#reconciliation/matching/rules'
 import {
   LINE_COLUMNS,
   toLineRow,
@@ -17,7 +24,7 @@ import { settleLines } from '#reconciliation/matching/settle'
 import { setLines } from '#reconciliation/matching/line_status'
 import { lockBankAccount, postLedgerTransactions } from '#ledger/ledger'
 import { bankStatementPosting } from '#ledger/recipes'
-import { gatewayDaySql } from '#core/clock'
+import { gatewayDay, gatewayDaySql, gatewayPeriodStarts } from '#core/clock'
 import type { Actor } from '#core/actor'
 import { assertContinues, BalanceChain } from '#reconciliation/statement_continuity'
 import { inTransaction } from '#core/transaction'
@@ -31,11 +38,11 @@ export interface ImportSummary {
 
 /**
  * How an import is cut up: lines stored per multi-row INSERT and judged per
- * batch (one read of the lines and of their candidate orders), and lines
- * settled per transaction. Tests lower them to cross batch borders with few
- * lines.
+ * batch (one read of the lines and of their candidate orders), lines
+ * settled per transaction, and how many of those transactions run at once
+ * (`settleInTurn`). Tests lower them to cross batch borders with few lines.
  */
-export const statementBatching = { lines: 1000, linesPerTransaction: 1000 }
+export const statementBatching = { lines: 1000, linesPerTransaction: 1000, transactionsAtOnce: 2 }
 
 /**
  * Stores a parsed statement of one deposit account in the caller's
@@ -90,7 +97,11 @@ export async function storeStatement(
     fileSha256: string
     /** Where the file came from (migration 205); a person's upload when left out. */
     origin?: StatementOrigin
-    lines: Iterable<ParsedStatementLine> | AsyncIterable<ParsedStatementLine>
+    /** The file's lines, one by one or in batches (`parseStatementBatches`). */
+    lines:
+      | Iterable<ParsedStatementLine>
+      | AsyncIterable<ParsedStatementLine>
+      | AsyncIterable<ParsedStatementLine[]>
     actor: Actor
     judge?: boolean
     /**
@@ -118,56 +129,55 @@ export async function storeStatement(
     created_at: new Date(),
   })
 
-  const seen = new Map<string, number>()
+  const rowsOf = new StoredLineRows(account.id, Number(importId))
   const chain = new BalanceChain()
-  let batch: Array<Array<string | number | Date | null>> = []
+  let batch: StoredLineValues[] = []
   let lineCount = 0
   let newLines = 0
-  const judged = { unmatched: 0, late: 0 }
-  const columns = [
-    'deposit_account_id',
-    'import_id',
-    'fingerprint',
-    'line_at',
-    'direction',
-    'amount',
-    'reference',
-    'trans_ref',
-    'transfer_key',
-    'balance_after',
-    'description',
-    'status',
-    'note',
-    'created_at',
-  ]
-  const row = `(${columns.map(() => '?').join(', ')})`
-  const insertRows = async (rows: typeof batch) => {
+  // What the file's rows say, counted as they are queued: the import's own
+  // figures as long as every row is new (none was a line already known).
+  let everyRowNew = true
+  const verdicts = { unmatched: 0, late: 0 }
+  const days = new BankDays()
+  const columns = STORED_LINE_COLUMNS
+  const insertRows = async (rows: StoredLineValues[]) => {
     if (rows.length === 0) return 0
-    const [result] = await trx.rawQuery(
-      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${rows.map(() => row).join(', ')}`,
-      rows.flat() as any[]
+    const result = await sendWritten(
+      trx,
+      `INSERT IGNORE INTO statement_lines (${columns.join(', ')}) VALUES ${sqlRows(rows)}`
     )
     await refuseOtherAccountsTransfers(trx, account.id, rows, columns)
-    return Number(result.affectedRows)
+    const inserted = Number(result.affectedRows)
+    if (inserted !== rows.length) everyRowNew = false
+    return inserted
   }
-  // One INSERT runs while the next batch is parsed and judged (on a
-  // connection of its own: committed orders, unlocked, as matchImport reads
-  // them); at most three batches are held.
+  // The INSERTs run one after the other on the import's connection while
+  // the next batches are parsed and judged (on a connection of their own:
+  // committed orders, unlocked, as matchImport reads them). Parsing runs up
+  // to two batches ahead of the INSERT in progress, so that a slower batch
+  // on either side does not leave the other waiting; at most four batches
+  // are held.
   let inserting: Promise<void> = Promise.resolve()
+  const queued: Array<Promise<void>> = []
   const flush = async () => {
     if (batch.length === 0) return
     const rows = batch
     batch = []
     const judging = statement.judge
-      ? judgeRows(db.connection(), account.id, rows, columns)
+      ? judgeRows(db.connection(), account.id, rows, columns).then((counts) => {
+          verdicts.unmatched += counts.unmatched
+          verdicts.late += counts.late
+        })
       : Promise.resolve()
-    // Failing now or when awaited: never unhandled meanwhile.
-    judging.catch(() => {})
-    await inserting
-    inserting = judging.then(async () => {
+    // Once the batch before is stored, and this one judged; nothing after a failure.
+    inserting = Promise.all([inserting, judging]).then(async () => {
       newLines += await insertRows(rows)
     })
+    // Failing now or when awaited: never unhandled meanwhile.
+    judging.catch(() => {})
     inserting.catch(() => {})
+    queued.push(inserting)
+    if (queued.length > 2) await queued.shift()
   }
   try {
     await parseAndQueue()
@@ -177,8 +187,11 @@ export async function storeStatement(
   }
   await inserting
   await assertOpeningContinues(trx, account.id, Number(importId), chain)
-  if (statement.judge) {
-    // The verdicts stored: the rows this import added (a line already known keeps its import).
+  // The verdicts stored: the rows this import added (a line already known
+  // keeps its import), counted as they were judged when every row was new.
+  const judged = { unmatched: 0, late: 0 }
+  if (statement.judge && everyRowNew) Object.assign(judged, verdicts)
+  else if (statement.judge) {
     const counts = await trx
       .from('statement_lines')
       .where('import_id', importId)
@@ -193,40 +206,179 @@ export async function storeStatement(
     .where('id', importId)
     .update({ line_count: lineCount, new_lines: newLines })
   const held = statement.hold ? await statement.hold(trx, Number(importId)) : false
-  if (!held) await postBankDays(trx, account.id, Number(importId))
+  if (!held) {
+    // The bank days of the lines this import added: summed as they were
+    // queued when every row was new, else read back as a confirmation does.
+    if (everyRowNew) await postBankDayTotals(trx, account.id, Number(importId), days.totals())
+    else await postBankDays(trx, account.id, Number(importId))
+  }
   return { importId: Number(importId), newLines, lines: lineCount, judged, held }
 
   async function parseAndQueue() {
-    for await (const line of statement.lines) {
-      lineCount++
-      chain.add(line)
-      const lineKey = [
-        line.lineAt.toISOString(),
-        line.direction,
-        line.amount,
-        line.reference ?? '',
-        line.description,
-      ].join('|')
-      const occurrence = (seen.get(lineKey) ?? 0) + 1
-      seen.set(lineKey, occurrence)
-      batch.push([
-        account.id,
-        importId,
-        createHash('sha256').update(`${account.id}|${lineKey}|${occurrence}`).digest('hex'),
-        line.lineAt,
-        line.direction,
-        line.amount,
-        line.reference,
-        line.transRef ?? line.reference,
-        transferKey(account.id, line),
-        line.balanceAfter ?? null,
-        line.description,
-        'new',
-        null,
-        new Date(),
-      ])
-      if (batch.length >= statementBatching.lines) await flush()
+    for await (const item of statement.lines) {
+      for (const line of Array.isArray(item) ? item : [item]) {
+        lineCount++
+        chain.add(line)
+        days.add(line)
+        batch.push(rowsOf.row(line))
+        if (batch.length >= statementBatching.lines) await flush()
+      }
     }
+  }
+}
+
+/** The timezone the connection reads and writes DATETIMEs in (config/database.ts). */
+const SQL_TIMEZONE =
+  (dbConfig.connections[dbConfig.connection].connection as { timezone?: string } | undefined)
+    ?.timezone ?? 'local'
+
+/**
+ * Rows as SQL values, `(…), (…)`: each value escaped as mysql2 escapes a
+ * bound parameter (strings quoted and escaped, dates in the connection's
+ * timezone). Joined, not appended: one flat string, not a rope of a
+ * hundred thousand pieces that every later reader walks.
+ */
+function sqlRows(rows: StoredLineValues[]) {
+  // A file's lines share their minute, and a batch its creation times: each
+  // column's last date is written once.
+  const dates = new Map<number, { time: number; literal: string }>()
+  const literal = (value: StoredLineValues[number], column: number) => {
+    if (!(value instanceof Date)) return escape(value, false, SQL_TIMEZONE)
+    const last = dates.get(column)
+    if (last?.time === value.getTime()) return last.literal
+    const written = { time: value.getTime(), literal: dateLiteral(value) }
+    dates.set(column, written)
+    return written.literal
+  }
+  return rows.map((values) => `(${values.map(literal).join(', ')})`).join(', ')
+}
+
+/**
+ * A DATETIME literal as mysql2 writes a Date for the connection's timezone:
+ * for UTC ('Z'), from the ISO form, without the timezone parsed again for
+ * every value; any other timezone, or a year DATETIME cannot hold, as mysql2.
+ */
+function dateLiteral(date: Date) {
+  const year = date.getUTCFullYear()
+  if (SQL_TIMEZONE !== 'Z' || !(year >= 1000 && year <= 9999)) {
+    return escape(date, false, SQL_TIMEZONE)
+  }
+  const iso = date.toISOString()
+  return `'${iso.slice(0, 10)} ${iso.slice(11, 23)}'`
+}
+
+/** mysql2's connection, as a knex transaction holds it. */
+interface WrittenQueryConnection {
+  query(
+    options: { sql: string; values: null },
+    callback: (error: Error | null, result: { affectedRows: number }) => void
+  ): void
+}
+
+/**
+ * A statement written out whole (`sqlRows`), sent on the transaction's own
+ * connection as it is. Through the query builder, knex and then mysql2
+ * would each scan a batch's megabyte of text for placeholders it does not
+ * have, which cost the import more CPU than writing the text.
+ */
+async function sendWritten(trx: TransactionClientContract, sql: string) {
+  const knexTransaction = trx.getWriteClient() as unknown as {
+    client: { acquireConnection(): Promise<WrittenQueryConnection> }
+  }
+  const connection = await knexTransaction.client.acquireConnection()
+  return new Promise<{ affectedRows: number }>((resolve, reject) =>
+    connection.query({ sql, values: null }, (error, result) =>
+      error ? reject(error) : resolve(result)
+    )
+  )
+}
+
+/** Credits and debits of a file's lines by bank day (GMT+7), summed as they come. */
+class BankDays {
+  readonly #days = new Map<string, { credits: number; debits: number }>()
+  /** The bank day of the line before, and the instants it spans. */
+  #current = { from: 0, to: -1, totals: { credits: 0, debits: 0 } }
+
+  add(line: ParsedStatementLine) {
+    const at = line.lineAt.getTime()
+    let current = this.#current
+    if (at < current.from || at >= current.to) {
+      const day = gatewayDay(line.lineAt)
+      const from = gatewayPeriodStarts(line.lineAt).dayStart.getTime()
+      let totals = this.#days.get(day)
+      if (!totals) this.#days.set(day, (totals = { credits: 0, debits: 0 }))
+      current = this.#current = { from, to: from + 86_400_000, totals }
+    }
+    if (line.direction === 'credit') current.totals.credits += line.amount
+    else current.totals.debits += line.amount
+  }
+
+  totals() {
+    return [...this.#days]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([day, totals]) => ({ day, ...totals }))
+  }
+}
+
+/** The columns `storeStatement` writes a line with, in the order of `StoredLineRows.row`. */
+export const STORED_LINE_COLUMNS = [
+  'deposit_account_id',
+  'import_id',
+  'fingerprint',
+  'line_at',
+  'direction',
+  'amount',
+  'reference',
+  'trans_ref',
+  'transfer_key',
+  'balance_after',
+  'description',
+  'status',
+  'note',
+  'created_at',
+]
+
+export type StoredLineValues = Array<string | number | Date | null>
+
+/**
+ * The rows of one file's lines as `storeStatement` inserts them: each under
+ * a fingerprint unique per account (the line's own terms and its occurrence
+ * in the file: two transfers of the same amount in the same minute are kept
+ * apart) and its transfer's identity (`transferKey`).
+ */
+export class StoredLineRows {
+  readonly #seen = new Map<string, number>()
+  constructor(
+    readonly accountId: number,
+    readonly importId: number
+  ) {}
+
+  row(line: ParsedStatementLine): StoredLineValues {
+    const lineKey = [
+      line.lineAt.toISOString(),
+      line.direction,
+      line.amount,
+      line.reference ?? '',
+      line.description,
+    ].join('|')
+    const occurrence = (this.#seen.get(lineKey) ?? 0) + 1
+    this.#seen.set(lineKey, occurrence)
+    return [
+      this.accountId,
+      this.importId,
+      hash('sha256', `${this.accountId}|${lineKey}|${occurrence}`, 'hex'),
+      line.lineAt,
+      line.direction,
+      line.amount,
+      line.reference,
+      line.transRef ?? line.reference,
+      transferKey(this.accountId, line),
+      line.balanceAfter ?? null,
+      line.description,
+      'new',
+      null,
+      new Date(),
+    ]
   }
 }
 
@@ -356,14 +508,33 @@ export async function postBankDays(
        FROM statement_lines WHERE import_id = ? GROUP BY day ORDER BY day`,
     [importId]
   )
-  const postings = (days as Array<{ day: string; credits: string; debits: string }>)
+  await postBankDayTotals(
+    trx,
+    accountId,
+    importId,
+    (days as Array<{ day: string; credits: string; debits: string }>).map((row) => ({
+      day: row.day,
+      credits: Number(row.credits),
+      debits: Number(row.debits),
+    }))
+  )
+}
+
+/** The bank postings of an import's lines, from their totals by bank day (oldest first). */
+async function postBankDayTotals(
+  trx: TransactionClientContract,
+  accountId: number,
+  importId: number,
+  days: Array<{ day: string; credits: number; debits: number }>
+) {
+  const postings = days
     .map((row) =>
       bankStatementPosting({
         depositAccountId: accountId,
         importId,
         day: row.day,
-        credits: Number(row.credits),
-        debits: Number(row.debits),
+        credits: row.credits,
+        debits: row.debits,
       })
     )
     .filter((posting) => posting !== null)
@@ -380,20 +551,48 @@ export async function postBankDays(
  * batch; the others are settled as `matchLines` settles them, a
  * transaction per `linesPerTransaction` lines that locks them and their
  * orders and judges them again on the locked rows.
+ *
+ * With `judged` (the import's lines were judged as they were stored,
+ * `storeStatement` with judge), the import's lines still new are the ones
+ * whose verdict rests on an order or a payout: they go to the locked
+ * judgement straight away, without being judged unlocked a second time
+ * (which would settle none of them).
  */
-export async function matchImport(accountId: number, importId: number) {
+export async function matchImport(
+  accountId: number,
+  importId: number,
+  options: { judged?: boolean } = {}
+) {
   const results: Record<MatchResult, number> = { matched: 0, unmatched: 0, late: 0, skipped: 0 }
-  await matchNewLines((query) => query.where('import_id', importId), results)
+  await matchNewLines(
+    (query) => query.where('deposit_account_id', accountId).where('import_id', importId),
+    results,
+    { judged: options.judged ?? false }
+  )
   await matchNewLines(
     (query) => query.where('deposit_account_id', accountId).where('import_id', '<', importId),
-    results
+    results,
+    { judged: false }
   )
   return results
 }
 
 async function matchNewLines(
   scope: (query: DatabaseQueryBuilderContract) => DatabaseQueryBuilderContract,
-  results: Record<MatchResult, number>
+  results: Record<MatchResult, number>,
+  options: { judged: boolean }
+) {
+  const pages = newLinePages(scope)
+  if (options.judged) {
+    await settleInTurn(lineChunks(pages), results)
+    return
+  }
+  for await (const lines of pages) await matchBatch(lines, results)
+}
+
+/** The new lines in scope, `statementBatching.lines` at a time, in id order. */
+async function* newLinePages(
+  scope: (query: DatabaseQueryBuilderContract) => DatabaseQueryBuilderContract
 ) {
   for (let after = 0; ;) {
     const rows = await scope(db.from('statement_lines'))
@@ -405,8 +604,58 @@ async function matchNewLines(
     if (rows.length === 0) return
     const lines = rows.map(toLineRow)
     after = lines[lines.length - 1].id
-    await matchBatch(lines, results)
+    yield lines
   }
+}
+
+/** The ids of the pages' lines, `statementBatching.linesPerTransaction` at a time. */
+async function* lineChunks(pages: AsyncIterable<LineRow[]>) {
+  const size = statementBatching.linesPerTransaction
+  for await (const lines of pages) {
+    for (let start = 0; start < lines.length; start += size) {
+      yield lines.slice(start, start + size).map((line) => line.id)
+    }
+  }
+}
+
+/**
+ * Settles chunks of lines in id order, a transaction each (`settleLines`,
+ * read committed), `statementBatching.transactionsAtOnce` at a time: a
+ * chunk's transaction begins once the one before holds its lines and every
+ * order they could claim, then reads, locks, judges and marks its own lines
+ * while the ones before pay their orders and commit. A line of a later
+ * chunk that could claim an order of an earlier one waits for that commit
+ * and finds the order as it left it, as if the chunks ran one after the
+ * other: an order goes to the earliest line that can pay it.
+ */
+async function settleInTurn(chunks: AsyncIterable<number[]>, results: Record<MatchResult, number>) {
+  const failures: unknown[] = []
+  const settle = (lineIds: number[]) => {
+    let locked!: () => void
+    const holding = new Promise<void>((resolve) => (locked = resolve))
+    const done = inTransaction((trx) => settleLines(trx, lineIds, { locked }), {
+      isolationLevel: 'read committed',
+    }).then(
+      (settled) => {
+        for (const result of settled.values()) results[result]++
+      },
+      (error) => {
+        failures.push(error)
+      }
+    )
+    // Done without locking (every line settled by someone else meanwhile), or failed.
+    return { holding: Promise.race([holding, done]), done }
+  }
+  const running: Array<ReturnType<typeof settle>> = []
+  for await (const lineIds of chunks) {
+    const latest = running.at(-1)
+    if (latest) await latest.holding
+    while (running.length >= statementBatching.transactionsAtOnce) await running.shift()!.done
+    if (failures.length > 0) break
+    running.push(settle(lineIds))
+  }
+  for (const transaction of running) await transaction.done
+  if (failures.length > 0) throw failures[0]
 }
 
 async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>) {
@@ -422,8 +671,19 @@ async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>
       late.push({ id: line.id, status: 'late', note: verdict.note })
     else unmatched.push({ id: line.id, status: 'unmatched', note: verdict.note })
   }
-  // One transaction per `linesPerTransaction` lines to settle; the first
-  // also gives the other lines their verdicts (a commit is the costly part).
+  await settleBatch(unmatched, late, toSettle, results)
+}
+
+/**
+ * One transaction per `linesPerTransaction` lines to settle; the first
+ * also gives the other lines their verdicts (a commit is the costly part).
+ */
+async function settleBatch(
+  unmatched: Array<{ id: number; status: 'unmatched'; note: string }>,
+  late: Array<{ id: number; status: 'late'; note: string }>,
+  toSettle: number[],
+  results: Record<MatchResult, number>
+) {
   const size = statementBatching.linesPerTransaction
   for (let start = 0; start === 0 || start < toSettle.length; start += size) {
     const chunk = toSettle.slice(start, start + size)
@@ -451,7 +711,7 @@ async function matchBatch(lines: LineRow[], results: Record<MatchResult, number>
  * expired order): final as it is. Null when the judgement rests on an order
  * or a payout, which is judged again with them locked (`settleLines`).
  */
-function verdictWithoutOrder(line: LineRow, judgement: Judgement) {
+function verdictWithoutOrder(line: LineRow, judgement: Judgement<RuleOrder>) {
   if (judgement.result === 'matched' || isPayoutReference(line.reference) || judgement.order) {
     return null
   }
@@ -461,15 +721,17 @@ function verdictWithoutOrder(line: LineRow, judgement: Judgement) {
 /**
  * Judges a batch of rows about to be stored (`storeStatement` with judge):
  * the rows a verdict without an order settles get it (status and note) in
- * place. The candidates are read unlocked, as `matchImport` reads them.
+ * place; returns how many got each. The candidates are read unlocked, as
+ * `matchImport` reads them.
  */
 async function judgeRows(
   client: QueryClientContract,
   accountId: number,
-  rows: Array<Array<string | number | Date | null>>,
+  rows: StoredLineValues[],
   columns: string[]
 ) {
   const at = (name: string) => columns.indexOf(name)
+  const counts = { unmatched: 0, late: 0 }
   // Not stored yet: the row's place in the batch stands in for its id.
   const lines: LineRow[] = rows.map((values, index) => ({
     id: index + 1,
@@ -487,5 +749,7 @@ async function judgeRows(
     if (!verdict) continue
     rows[index][at('status')] = verdict.status
     rows[index][at('note')] = verdict.note.slice(0, 255)
+    counts[verdict.status]++
   }
+  return counts
 }

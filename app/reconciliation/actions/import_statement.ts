@@ -4,8 +4,9 @@ import type { FieldContext } from '@vinejs/vine/types'
 import DepositAccount from '#payments/models/deposit_account'
 import {
   detectLayout,
+  inBatches,
   LAYOUTS,
-  parseStatement,
+  parseStatementBatches,
   type StatementLayout,
 } from '#reconciliation/layouts/index'
 import { StatementFormatError, type ParsedStatementLine } from '#reconciliation/statement_line'
@@ -16,7 +17,7 @@ import {
   layoutOfAccount,
   type DefinedLayout,
 } from '#reconciliation/statement_layouts'
-import { refuseFutureLines } from '#reconciliation/future_statement_lines'
+import { refuseFutureLineBatches } from '#reconciliation/future_statement_lines'
 import {
   fromTheBank,
   matchImport,
@@ -73,11 +74,48 @@ const MESSAGES = {
 export async function importStatement(
   input: Record<string, unknown>,
   actor: Actor,
-  options: {
-    /** Where the file came from; a person's upload when left out. */
-    origin?: StatementOrigin
-  } = {}
+  options: ImportOptions = {}
 ): Promise<ImportSummary & { confirmation: ApprovalRequest | null }> {
+  const { accountId, stored } = await storeFile(input, actor, options)
+  // Let go of the file (a large one is megabytes of bytes and text): matching
+  // needs its stored lines only. A suspended call keeps its arguments alive.
+  input = {}
+  if (stored.held) {
+    // Nothing is matched or posted until a second operator confirms the file.
+    return {
+      importId: stored.importId,
+      lines: stored.lines,
+      newLines: stored.newLines,
+      results: { matched: 0, unmatched: 0, late: 0, skipped: 0 },
+      confirmation: stored.confirmation,
+    }
+  }
+  const results = await matchImport(accountId, stored.importId, { judged: true })
+  // The lines given their verdict as they were stored.
+  results.unmatched += stored.judged.unmatched
+  results.late += stored.judged.late
+  // New lines may establish what pending slips of this account claim.
+  if (stored.newLines > 0) await scheduleSlipRecheck(accountId)
+  return {
+    importId: stored.importId,
+    lines: stored.lines,
+    newLines: stored.newLines,
+    results,
+    confirmation: null,
+  }
+}
+
+interface ImportOptions {
+  /** Where the file came from; a person's upload when left out. */
+  origin?: StatementOrigin
+}
+
+/**
+ * The file checked, parsed and stored, in the import's transaction: its
+ * text and bytes live only while this runs, not while the lines are
+ * matched (a large file's text would otherwise be held through matching).
+ */
+async function storeFile(input: Record<string, unknown>, actor: Actor, options: ImportOptions) {
   // The file as the bank wrote it: bytes, decoded here (a Buffer), or text already.
   const bytes = Buffer.isBuffer(input.content) ? input.content : null
   const data = await validateInput(
@@ -98,10 +136,11 @@ export async function importStatement(
   const layout = chosen.defined ? chosen.defined.label : chosen.builtIn
   // A defined layout reads the file's bytes in its own encoding; the built-in ones read UTF-8.
   const fileBytes = bytes ?? Buffer.from(data.content, 'utf8')
-  const parse = (): AsyncIterable<ParsedStatementLine> =>
+  // In batches: one wait per batch of lines, not per line.
+  const parse = (): AsyncIterable<ParsedStatementLine[]> =>
     chosen.defined
-      ? definedLayoutLines(chosen.defined.definition, fileBytes)
-      : parseStatement(chosen.builtIn, data.content)
+      ? inBatches(definedLayoutLines(chosen.defined.definition, fileBytes))
+      : parseStatementBatches(chosen.builtIn, data.content)
   const fileSha256 = createHash('sha256')
     .update(bytes ?? data.content)
     .digest('hex')
@@ -121,7 +160,7 @@ export async function importStatement(
         fileName: data.file_name,
         fileSha256,
         origin: options.origin,
-        lines: refuseFutureLines(parse(), importedAt),
+        lines: refuseFutureLineBatches(parse(), importedAt),
         actor,
         judge: true,
         // One person's file: above a platform's threshold, a second operator
@@ -159,29 +198,7 @@ export async function importStatement(
       `Nothing imported: ${data.file_name}, ${layout}: ${error.message}`
     )
   }
-  if (stored.held) {
-    // Nothing is matched or posted until a second operator confirms the file.
-    return {
-      importId: stored.importId,
-      lines: stored.lines,
-      newLines: stored.newLines,
-      results: { matched: 0, unmatched: 0, late: 0, skipped: 0 },
-      confirmation: stored.confirmation,
-    }
-  }
-  const results = await matchImport(account.id, stored.importId)
-  // The lines given their verdict as they were stored.
-  results.unmatched += stored.judged.unmatched
-  results.late += stored.judged.late
-  // New lines may establish what pending slips of this account claim.
-  if (stored.newLines > 0) await scheduleSlipRecheck(account.id)
-  return {
-    importId: stored.importId,
-    lines: stored.lines,
-    newLines: stored.newLines,
-    results,
-    confirmation: null,
-  }
+  return { accountId: account.id, stored }
 }
 
 /**

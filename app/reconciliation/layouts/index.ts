@@ -68,6 +68,19 @@ export async function* parseStatement(
   layout: StatementLayout,
   source: string | Readable
 ): AsyncGenerator<ParsedStatementLine> {
+  for await (const lines of parseStatementBatches(layout, source)) yield* lines
+}
+
+/**
+ * The same lines in the batches the CSV parser has ready (about a chunk of
+ * the file each): one wait per batch instead of one per line, which an
+ * import of a hundred thousand lines feels. A bad line ends its batch: the
+ * lines before it come first, then its error, as they do one at a time.
+ */
+export async function* parseStatementBatches(
+  layout: StatementLayout,
+  source: string | Readable
+): AsyncGenerator<ParsedStatementLine[]> {
   const definition: Layout = LAYOUTS[layout]
   const byPosition = 'rows' in definition
   const input = typeof source === 'string' ? Readable.from(chunks(source)) : source
@@ -85,27 +98,103 @@ export async function* parseStatement(
       info: true,
     })
   )
-  const records = parser[Symbol.asyncIterator]() as AsyncIterator<ParsedRecord>
   try {
     if (byPosition) {
-      yield* definition.rows(positionalRows(records))
+      const records = parser[Symbol.asyncIterator]() as AsyncIterator<ParsedRecord>
+      yield* inBatches(definition.rows(positionalRows(records)))
       return
     }
     let first = true
-    for (;;) {
-      const next = await nextRecord(records)
-      if (next.done) return
-      const { record, info } = next.value as ParsedRecord<Record<string, string>>
-      if (first) {
-        requireColumns(record, definition)
-        first = false
+    for await (const records of recordBatches(parser)) {
+      const lines: ParsedStatementLine[] = []
+      try {
+        for (const { record, info } of records as Array<ParsedRecord<Record<string, string>>>) {
+          if (first) {
+            requireColumns(record, definition)
+            first = false
+          }
+          lines.push(definition.line(record, physicalLine(record, info.lines)))
+        }
+      } catch (error) {
+        if (lines.length > 0) yield lines
+        throw error
       }
-      yield definition.line(record, physicalLine(record, info.lines))
+      yield lines
     }
   } finally {
     // Stopped early (a bad line, or the caller gave up): stop reading too.
     parser.destroy()
     input.destroy()
+  }
+}
+
+/**
+ * Items in arrays of up to `size`; an error ends the last array, which
+ * comes before it.
+ */
+export async function* inBatches<Item>(
+  items: AsyncIterable<Item>,
+  size = 1000
+): AsyncGenerator<Item[]> {
+  let batch: Item[] = []
+  try {
+    for await (const item of items) {
+      batch.push(item)
+      if (batch.length >= size) {
+        yield batch
+        batch = []
+      }
+    }
+  } catch (error) {
+    if (batch.length > 0) yield batch
+    throw error
+  }
+  if (batch.length > 0) yield batch
+}
+
+/**
+ * The parser's records as they are ready, in arrays, read from the stream
+ * directly; as its async iterator would, a record left in it once it failed
+ * is not read, and the failure is the file's (a CSV error).
+ */
+async function* recordBatches(parser: Readable): AsyncGenerator<ParsedRecord[]> {
+  let ended = false
+  let failure: Error | undefined
+  let wake: (() => void) | undefined
+  const onReadable = () => wake?.()
+  const onEnd = () => {
+    ended = true
+    wake?.()
+  }
+  const onError = (error: Error) => {
+    failure = error
+    wake?.()
+  }
+  parser.on('readable', onReadable)
+  parser.on('end', onEnd)
+  parser.on('error', onError)
+  try {
+    for (;;) {
+      const records: ParsedRecord[] = []
+      for (let record; !parser.destroyed && (record = parser.read()) !== null;) {
+        records.push(record)
+      }
+      if (records.length > 0) {
+        yield records
+        continue
+      }
+      // Destroyed by its failure: the error event may not have come yet.
+      const error = failure ?? parser.errored
+      if (error) throw new StatementFormatError(`not a CSV file: ${error.message}`)
+      if (ended) return
+      if (parser.destroyed) throw new StatementFormatError('not a CSV file: Premature close')
+      await new Promise<void>((resolve) => (wake = resolve))
+      wake = undefined
+    }
+  } finally {
+    parser.off('readable', onReadable)
+    parser.off('end', onEnd)
+    parser.off('error', onError)
   }
 }
 
@@ -179,7 +268,11 @@ const NEAR_MS = 3 * 3_600_000
 export function plainLocalTime(text: string, zone: Zone = gatewayZone): Date | undefined {
   const match = PLAIN_LOCAL_TIME.exec(text)
   if (!match) return undefined
-  const [year, month, day, hour, minute] = match.slice(1, 6).map(Number)
+  const year = Number(match[1])
+  const month = Number(match[2])
+  const day = Number(match[3])
+  const hour = Number(match[4])
+  const minute = Number(match[5])
   const second = Number(match[6] ?? 0)
   const wall = Date.UTC(year, month - 1, day, hour, minute, second)
   const check = new Date(wall)
@@ -198,8 +291,8 @@ export function plainLocalTime(text: string, zone: Zone = gatewayZone): Date | u
   return offset === null ? undefined : new Date(wall - offset * 60_000)
 }
 
-/** Wall-clock hour (ms since the epoch as if UTC, ÷ 1 h) → the zone's offset, or null near a change. */
-const offsets = new Map<string, number | null>()
+/** Per zone: wall-clock hour (ms since the epoch as if UTC, ÷ 1 h) → its offset, or null near a change. */
+const offsets = new WeakMap<Zone, Map<number, number | null>>()
 
 /**
  * The zone's offset (minutes) for wall-clock times in the hour of `wall`,
@@ -210,8 +303,9 @@ const offsets = new Map<string, number | null>()
  */
 function hourOffset(zone: Zone, wall: number) {
   const hour = Math.floor(wall / 3_600_000)
-  const key = `${zone.name}|${hour}`
-  let offset = offsets.get(key)
+  let ofZone = offsets.get(zone)
+  if (!ofZone) offsets.set(zone, (ofZone = new Map()))
+  let offset = ofZone.get(hour)
   if (offset === undefined) {
     const start = hour * 3_600_000
     const found = zone.offset(start)
@@ -220,8 +314,8 @@ function hourOffset(zone: Zone, wall: number) {
       (near) => zone.offset(near) === found
     )
     offset = steady ? found : null
-    if (offsets.size >= 10_000) offsets.clear()
-    offsets.set(key, offset)
+    if (ofZone.size >= 10_000) ofZone.clear()
+    ofZone.set(hour, offset)
   }
   return offset
 }

@@ -2,21 +2,26 @@ import type { QueryClientContract, TransactionClientContract } from '@adonisjs/l
 
 // What matching writes on statement lines: their status, note and order.
 
-/** Lines matched to the orders they settled, in one UPDATE. */
+/**
+ * Lines matched to the orders they settled, in one UPDATE: each line joined
+ * to its order by id (a JSON table of the matches), not picked out of a
+ * CASE of every match, which costs the server the square of the batch.
+ */
 export async function markMatched(
   trx: TransactionClientContract,
   matches: Array<{ lineId: number; orderType: string; orderId: number }>
 ) {
   if (matches.length === 0) return
-  const cases = `CASE id ${matches.map(() => 'WHEN ? THEN ?').join(' ')} END`
   await trx.rawQuery(
-    `UPDATE statement_lines SET status = 'matched', order_type = ${cases}, order_id = ${cases},
-       matched_at = ? WHERE id IN (${matches.map(() => '?').join(', ')})`,
+    `UPDATE statement_lines AS line
+       JOIN JSON_TABLE(?, '$[*]' COLUMNS (id BIGINT UNSIGNED PATH '$[0]',
+         order_type VARCHAR(16) PATH '$[1]', order_id BIGINT UNSIGNED PATH '$[2]')) AS matched
+         ON matched.id = line.id
+       SET line.status = 'matched', line.order_type = matched.order_type,
+         line.order_id = matched.order_id, line.matched_at = ?`,
     [
-      ...matches.flatMap((match) => [match.lineId, match.orderType]),
-      ...matches.flatMap((match) => [match.lineId, match.orderId]),
+      JSON.stringify(matches.map((match) => [match.lineId, match.orderType, match.orderId])),
       new Date(),
-      ...matches.map((match) => match.lineId),
     ]
   )
 }

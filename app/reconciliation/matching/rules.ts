@@ -22,15 +22,34 @@ export const NO_ORDER_NOTE = {
 } as const
 
 /**
+ * What the rules read of a payment order: the model, locked to be paid, or
+ * the row of just these columns, read only to be judged (candidates.ts).
+ */
+export type RuleOrder = Pick<
+  PaymentOrder,
+  | 'id'
+  | 'depositAccountId'
+  | 'merchantId'
+  | 'paymentReference'
+  | 'platformOrderId'
+  | 'transferAmount'
+  | 'slotAmount'
+  | 'status'
+  | 'statusBeforeFreeze'
+  | 'orderAt'
+  | 'expireAt'
+>
+
+/**
  * Everything the rules read about the orders that could claim some lines,
  * fetched for all of them at once (`findCandidates`). One line or a
  * thousand: the same queries, then `judgeLine` per line in memory.
  */
-export interface Candidates {
+export interface Candidates<Order extends RuleOrder = PaymentOrder> {
   /** Payment orders by `account|reference` (payment_reference or platform_order_id). */
-  byReference: Map<string, PaymentOrder>
+  byReference: Map<string, Order>
   /** Open or frozen payment orders by `account|slot_amount` (unique per account). */
-  bySlot: Map<string, PaymentOrder>
+  bySlot: Map<string, Order>
   /** Line id → platform_order_id of the most recent expired order it pays late. */
   expired: Map<number, string>
   /** Bulk-file payouts by platform_order_id. */
@@ -51,8 +70,8 @@ export interface Candidates {
 }
 
 /** What the rules decide for one line. */
-export type Judgement =
-  | { result: 'matched'; order: PaymentOrder }
+export type Judgement<Order extends RuleOrder = PaymentOrder> =
+  | { result: 'matched'; order: Order }
   | { result: 'matched'; payout: PayoutOrder }
   /** The line of a payment credited before it: it clears the receivable. */
   | { result: 'matched'; receivable: OpenReceivable }
@@ -62,7 +81,7 @@ export type Judgement =
       result: 'unmatched' | 'late'
       note: string
       /** The order the verdict is about (its state decided it), if any. */
-      order?: PaymentOrder
+      order?: Order
     }
 
 export function isPayoutReference(reference: string | null): reference is string {
@@ -88,7 +107,10 @@ export const candidateKey = (accountId: number, value: string | number) => `${ac
  * a payout is that transfer coming back. Either must carry the payout's
  * amount, or it waits in "unmatched" for an operator.
  */
-export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
+export function judgeLine<Order extends RuleOrder>(
+  line: LineRow,
+  candidates: Candidates<Order>
+): Judgement<Order> {
   if (isPayoutReference(line.reference)) {
     const payout = candidates.payouts.get(line.reference)
     const sent = payout && line.direction === 'debit' && sentWithoutLine(payout, candidates)
@@ -182,8 +204,16 @@ export function judgeLine(line: LineRow, candidates: Candidates): Judgement {
   return { result: 'matched', order }
 }
 
+/**
+ * The payment order a credit line is judged against (`judgeLine`): the one
+ * its reference names, else the one whose slot holds its amount at its time.
+ */
+export function orderOf<Order extends RuleOrder>(line: LineRow, candidates: Candidates<Order>) {
+  return namedOrder(line, candidates) ?? slotHolder(line, candidates)
+}
+
 /** The payout's open transfer (it succeeded, its debit line has not come), if any. */
-function sentWithoutLine(payout: PayoutOrder, candidates: Candidates) {
+function sentWithoutLine(payout: PayoutOrder, candidates: Candidates<RuleOrder>) {
   if (payout.status !== 'success') return undefined
   return candidates.confirmations.find(
     (confirmation) =>
@@ -191,7 +221,7 @@ function sentWithoutLine(payout: PayoutOrder, candidates: Candidates) {
   )
 }
 
-function namedOrder(line: LineRow, candidates: Candidates) {
+function namedOrder<Order extends RuleOrder>(line: LineRow, candidates: Candidates<Order>) {
   return line.reference
     ? candidates.byReference.get(candidateKey(line.deposit_account_id, line.reference))
     : undefined
@@ -201,7 +231,7 @@ function namedOrder(line: LineRow, candidates: Candidates) {
  * The open receivable the line names, whatever its amount: by the slip's
  * transaction reference, or by the reference of the order credited.
  */
-export function receivableNamedBy(line: LineRow, candidates: Candidates) {
+export function receivableNamedBy(line: LineRow, candidates: Candidates<RuleOrder>) {
   const named = namedOrder(line, candidates)
   return (
     receivableByTransRef(line, candidates) ??
@@ -215,7 +245,7 @@ export function receivableNamedBy(line: LineRow, candidates: Candidates) {
  * there), unless it is the receivable on the line's own account that the
  * line clears.
  */
-function transferTakenElsewhere(line: LineRow, candidates: Candidates) {
+function transferTakenElsewhere(line: LineRow, candidates: Candidates<RuleOrder>) {
   const transfer = bankReference(line)
   const holder = transfer ? candidates.transfers?.get(transfer) : undefined
   if (!holder || holder.statementLineId === line.id) return undefined
@@ -227,7 +257,7 @@ function transferTakenElsewhere(line: LineRow, candidates: Candidates) {
 }
 
 /** A receivable the line names: it clears it when it brings the amount expected. */
-function clearing(line: LineRow, receivable: OpenReceivable): Judgement {
+function clearing(line: LineRow, receivable: OpenReceivable): Judgement<never> {
   if (receivable.expectedAmount !== line.amount) {
     return {
       result: 'unmatched',
@@ -240,7 +270,7 @@ function clearing(line: LineRow, receivable: OpenReceivable): Judgement {
 const stillOpen = (receivable: OpenReceivable) => receivable.statementLineId === null
 
 /** The open receivable on the line's account that a slip named with the line's transaction reference. */
-function receivableByTransRef(line: LineRow, candidates: Candidates) {
+function receivableByTransRef(line: LineRow, candidates: Candidates<RuleOrder>) {
   if (!line.trans_ref) return undefined
   return candidates.receivables.find(
     (receivable) =>
@@ -255,7 +285,7 @@ function receivableByTransRef(line: LineRow, candidates: Candidates) {
  * named another bank transfer than the line's: that receivable waits for
  * its own line.
  */
-function receivableOf(orderId: number, line: LineRow, candidates: Candidates) {
+function receivableOf(orderId: number, line: LineRow, candidates: Candidates<RuleOrder>) {
   const transfer = bankReference(line)
   return candidates.receivables.find(
     (receivable) =>
@@ -271,7 +301,7 @@ function receivableOf(orderId: number, line: LineRow, candidates: Candidates) {
  * time (their transfer's window, from the slip or the order), and that no
  * slip transaction names (those wait for their own line).
  */
-function receivablesExpecting(line: LineRow, candidates: Candidates) {
+function receivablesExpecting(line: LineRow, candidates: Candidates<RuleOrder>) {
   const at = line.line_at.getTime()
   return candidates.receivables.filter(
     (receivable) =>
@@ -291,7 +321,7 @@ function receivablesExpecting(line: LineRow, candidates: Candidates) {
  * transfer_amount slot (unique per account: an open or frozen order), whose
  * slot covers the line's time: order_at − slack ≤ line time ≤ expire_at + slack.
  */
-function slotHolder(line: LineRow, candidates: Candidates) {
+function slotHolder<Order extends RuleOrder>(line: LineRow, candidates: Candidates<Order>) {
   const order = candidates.bySlot.get(candidateKey(line.deposit_account_id, line.amount))
   if (!order || order.slotAmount !== line.amount) return undefined
   if (order.depositAccountId !== line.deposit_account_id) return undefined

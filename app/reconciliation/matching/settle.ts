@@ -34,7 +34,11 @@ import {
  */
 export async function settleLines(
   trx: TransactionClientContract,
-  lineIds: number[]
+  lineIds: number[],
+  options: {
+    /** Called once the lines and everything they could claim are locked. */
+    locked?: () => void
+  } = {}
 ): Promise<Map<number, MatchResult>> {
   const results = new Map<number, MatchResult>()
   const rows = await trx
@@ -52,6 +56,7 @@ export async function settleLines(
   if (lines.length === 0) return results
 
   const candidates = await findCandidates(trx, lines, { lock: true })
+  options.locked?.()
   const verdicts: Array<{ id: number; status: 'unmatched' | 'late'; note: string }> = []
   const paid: Array<{ line: LineRow; payment: PaymentTaken }> = []
   const clearings: ReceivableClearing[] = []
