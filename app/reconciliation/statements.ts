@@ -354,6 +354,11 @@ export class StoredLineRows {
   ) {}
 
   row(line: ParsedStatementLine): StoredLineValues {
+    // Satang, as every parser gives them: the day's bank totals are summed
+    // from these values in memory, never from a column that would round them.
+    if (!Number.isSafeInteger(line.amount) || line.amount < 0) {
+      throw new Error(`a statement line's amount must be satang, got ${line.amount}`)
+    }
     const lineKey = [
       line.lineAt.toISOString(),
       line.direction,

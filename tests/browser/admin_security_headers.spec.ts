@@ -86,7 +86,7 @@ test.group('security headers (browser)', (group) => {
       source: 'payment_page',
       actor: { name: 'customer' },
     })
-    const line = await receiveLine(account.id, { amount: 999.99 })
+    const line = await receiveLine(account.id, { amount: 999_99 })
     const merchant = await Merchant.findOrFail(who.merchant.id)
     const platform = await Platform.findOrFail(who.merchant.platformId)
 

@@ -6,14 +6,6 @@ import PaymentOrder from '#payments/models/payment_order'
 import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
 import {
-  CHOSEN_SLOT_ANSWER,
-  chooseSlotStatements,
-  chosenSlot,
-  heldAmounts,
-  isAmountTaken,
-} from '#payments/deposit_slots'
-import { batchTransaction, COMMIT } from '#core/sql_batch'
-import {
   authBody,
   createDepositAccount,
   createDepositMerchant,
@@ -229,80 +221,6 @@ test.group('payment create: success shapes', (group) => {
       amounts.push((await create(who, { merchant_order_id: id })).json.data.transfer_amount)
     }
     assert.deepEqual(amounts, [100, 100.01, 100.02])
-  })
-
-  test('a busy transfer account chooses its amount in the create itself: a freed one above, then the first gap', async ({
-    assert,
-  }) => {
-    const who = await createDepositMerchant()
-    const account = await createDepositAccount({ channel: 'transfer' })
-    const transfer = (id: string) =>
-      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
-        (response) => response.json.data.transfer_amount
-      )
-    assert.deepEqual(
-      [await transfer('T1'), await transfer('T2'), await transfer('T3')],
-      [100, 100.01, 100.02]
-    )
-    // The account's amounts are often held: the next creates send the
-    // search with them (chooseSlotStatements) instead of the plain take.
-    for (let k = 0; k < 20; k++) heldAmounts.record(account.id, true)
-    assert.isTrue(heldAmounts.searchFirst(account.id))
-    // 100.01 released (its order paid or expired): the next create takes it,
-    // then the first amount above the range's rows.
-    await db
-      .from('deposit_slots')
-      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
-      .update({ held: false })
-    await db
-      .from('payment_orders')
-      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
-      .update({ slot_amount: null, status: 'error', error_reason: 'expired' })
-    assert.deepEqual([await transfer('T4'), await transfer('T5')], [100.01, 100.03])
-    const held = await db
-      .from('deposit_slots')
-      .where({ deposit_account_id: account.id, held: true })
-      .orderBy('slot_amount')
-      .select('slot_amount')
-    assert.deepEqual(
-      held.map((row) => Number(row.slot_amount)),
-      [100_00, 100_01, 100_02, 100_03]
-    )
-    assert.deepEqual((await verifyDepositUsage()).drifts, [])
-  })
-
-  test('chooseSlotStatements: the amount, a free row above, the first gap, and a full range refused', async ({
-    assert,
-  }) => {
-    const account = await createDepositAccount({ channel: 'transfer', maxAdjustment: 3 })
-    await db.table('deposit_slots').multiInsert([
-      { deposit_account_id: account.id, slot_amount: 500_00, held: true },
-      { deposit_account_id: account.id, slot_amount: 500_01, held: true },
-      { deposit_account_id: account.id, slot_amount: 500_02, held: false },
-    ])
-    const choose = (amount: number) =>
-      batchTransaction(async (trx) => {
-        const results = await trx.run([
-          ...chooseSlotStatements(account, amount),
-          CHOSEN_SLOT_ANSWER,
-          COMMIT,
-        ])
-        return chosenSlot(results.at(-2))
-      })
-    assert.equal(await choose(600_00), 600_00) // no row yet: the amount itself
-    assert.equal(await choose(500_00), 500_02) // held: the free row above
-    assert.equal(await choose(500_00), 500_03) // then the first amount without a row
-    const refusal = await choose(500_00).catch((error) => error)
-    assert.isTrue(isAmountTaken(refusal), String(refusal)) // every amount of the range held
-    const held = await db
-      .from('deposit_slots')
-      .where({ deposit_account_id: account.id, held: true })
-      .orderBy('slot_amount')
-      .select('slot_amount')
-    assert.deepEqual(
-      held.map((row) => Number(row.slot_amount)),
-      [500_00, 500_01, 500_02, 500_03, 600_00]
-    )
   })
 
   test('a slot row that says free while an order holds its amount is repaired, not reused', async ({
