@@ -30,15 +30,7 @@ export class MerchantAuthenticator {
     private cache: MerchantAuthCache
   ) {}
 
-  /**
-   * `beforeDatabase`: awaited before the merchant is read from the database
-   * (not when the cache has it), so that what must come before any database
-   * work (the source IP's rate) has been answered.
-   */
-  async authenticate(
-    input: AuthenticationInput,
-    beforeDatabase?: () => Promise<unknown>
-  ): Promise<Merchant> {
+  async authenticate(input: AuthenticationInput): Promise<Merchant> {
     const { merchant_id: merchantId, token } = input.body
 
     // One message for every identity failure: callers cannot probe which ids exist.
@@ -50,11 +42,7 @@ export class MerchantAuthenticator {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256)
       throw identityFailed()
 
-    let known = this.cache.peek(merchantId)
-    if (known === undefined) {
-      await beforeDatabase?.()
-      known = await this.cache.get(merchantId)
-    }
+    const known = await this.cache.get(merchantId)
     if (!known || known.status !== 'active') throw identityFailed()
 
     const tokenHash = hashToken(token)
