@@ -40,5 +40,18 @@ if includes_suite browser browser "$@"; then bash bin/browser_deps.sh; fi
 if includes_suite functional statement_fetch "$@"; then bash bin/bank_channel_deps.sh; fi
 
 bash bin/services.sh
+# The suite runs several test processes at once, each with its two pools (20
+# connections each) and the gateway processes some tests start beside it: a
+# local server's default of 151 connections is too few ("Too many
+# connections", answered 503). Raised on the running local server, never
+# lowered; a remote server is left as it is.
+if [[ "${DB_HOST:-127.0.0.1}" == "127.0.0.1" || "${DB_HOST:-}" == "localhost" ]]; then
+  client=$(command -v mariadb || command -v mysql || true)
+  if [[ -n "$client" ]]; then
+    MYSQL_PWD="${DB_PASSWORD:-}" "$client" -h "${DB_HOST:-127.0.0.1}" -P "${DB_PORT:-3306}" -u "${DB_USER:-root}" \
+      -e 'SET GLOBAL max_connections = GREATEST(@@GLOBAL.max_connections, 600)' 2>/dev/null ||
+      echo "test: could not raise max_connections (needs a user with SUPER); tests that start several gateways may be refused connections" >&2
+  fi
+fi
 # Each test process creates its own database when missing (tests/bootstrap.ts).
 node ace.js test "$@"
