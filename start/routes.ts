@@ -52,7 +52,7 @@ merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'], 'onc
 merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'], 'off')
 merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'], 'once')
 merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'], 'off')
-merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'once')
+merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'once-read-first')
 
 /*
 | Back-office. Its own middleware stack (forms, session, CSRF, auth, roles);

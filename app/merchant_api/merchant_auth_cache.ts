@@ -121,6 +121,13 @@ export class MerchantAuthCache {
     return onMerchantAuthChange((merchantId) => this.forget(merchantId))
   }
 
+  /** The cached answer without reading anything; undefined: get() would read the database. */
+  peek(merchantId: string): MerchantAuthData | null | undefined {
+    if (this.options.ttlMs <= 0) return undefined
+    const entry = this.#found.get(merchantId) ?? this.#missing.get(merchantId)
+    return entry && entry.expiresAt > Date.now() ? entry.data : undefined
+  }
+
   async get(merchantId: string): Promise<MerchantAuthData | null> {
     if (this.options.ttlMs <= 0) return this.load(merchantId)
     const entry = this.#found.get(merchantId) ?? this.#missing.get(merchantId)

@@ -30,7 +30,15 @@ export class MerchantAuthenticator {
     private cache: MerchantAuthCache
   ) {}
 
-  async authenticate(input: AuthenticationInput): Promise<Merchant> {
+  /**
+   * `beforeDatabase`: awaited before the merchant is read from the database
+   * (not when the cache has it), so that what must come before any database
+   * work (the source IP's rate) has been answered.
+   */
+  async authenticate(
+    input: AuthenticationInput,
+    beforeDatabase?: () => Promise<unknown>
+  ): Promise<Merchant> {
     const { merchant_id: merchantId, token } = input.body
 
     // One message for every identity failure: callers cannot probe which ids exist.
@@ -42,7 +50,11 @@ export class MerchantAuthenticator {
     if (typeof token !== 'string' || token.length === 0 || token.length > 256)
       throw identityFailed()
 
-    const known = await this.cache.get(merchantId)
+    let known = this.cache.peek(merchantId)
+    if (known === undefined) {
+      await beforeDatabase?.()
+      known = await this.cache.get(merchantId)
+    }
     if (!known || known.status !== 'active') throw identityFailed()
 
     const tokenHash = hashToken(token)

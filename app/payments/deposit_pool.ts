@@ -8,7 +8,7 @@ import {
   counterUsage,
   type PeriodUsage,
 } from '#payments/deposit_usage_counters'
-import { refusedColumn, statement } from '#core/sql_batch'
+import { refusedColumn, statement, type Statement } from '#core/sql_batch'
 import { depositPools } from '#payments/deposit_pool_cache'
 import { gatewayPeriodStarts } from '#core/clock'
 import type { ProcessCache } from '#core/process_cache'
@@ -209,8 +209,10 @@ export function hasRoom(
 export function countOrderStatement(
   account: DepositAccount,
   transferAmount: number,
-  createdAt: DateTime
+  createdAt: DateTime,
+  /** The amount the batch chooses (CHOSEN_SLOT), at least `transferAmount`. */
+  chosenAmount?: Statement
 ) {
   if (!hasRoom(account, NO_USAGE, transferAmount)) return null
-  return addOrderToUsageStatement(account.id, transferAmount, createdAt, account)
+  return addOrderToUsageStatement(account.id, chosenAmount ?? transferAmount, createdAt, account)
 }

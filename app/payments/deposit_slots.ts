@@ -10,7 +10,8 @@ import type DepositAccount from '#payments/models/deposit_account'
  * transfer_amount impossible; the row is what makes finding a free amount one
  * index lookup instead of a read of every held amount. Taking an amount is
  * two steps: the amount itself in the create's first batch
- * (takeAmountStatement), and only when that is refused the rest of its range
+ * (takeAmountStatement; on a busy account the amount or one of the next few,
+ * chooseSlotStatements), and only when that is refused the rest of its range
  * (reserveSlotAbove).
  */
 
@@ -33,9 +34,117 @@ export function takeAmountStatement(accountId: number, amount: number) {
   )
 }
 
-/** Whether takeAmountStatement() failed because the amount is held or being taken. */
+/**
+ * The session variable in which a create's batch carries the transfer_amount
+ * it chose (chooseSlotStatements): the order's transfer_amount and
+ * slot_amount and its count are this expression.
+ */
+export const CHOSEN_SLOT = statement('@gw_slot')
+
+/**
+ * How many amounts from the one asked for a busy account's create offers in
+ * its one statement (chooseSlotStatements): the amount itself and the next
+ * seven. A longer run of held amounts is left to reserveSlotAbove.
+ */
+export const SLOT_WINDOW = 8
+
+/**
+ * The statement that chooses a transfer_amount inside the create's one round
+ * trip, so that a busy account (the amount itself held by an open order)
+ * costs no more than an idle one: the smallest free amount of amount …
+ * amount + 7 (within max_adjustment), its row created held or a free row
+ * marked held, CHOSEN_SLOT set to it; CHOSEN_SLOT is NULL when every one of
+ * them is held, and the order's NOT NULL transfer_amount then refuses the
+ * create (isAmountTaken), which goes on from the locked account row with
+ * reserveSlotAbove.
+ *
+ * One multi-row INSERT … ON DUPLICATE KEY UPDATE, because MariaDB's cost is
+ * per statement (a search of the free rows and the gaps cost about three
+ * statements more, docs/performance.md). Rows are written in order, each
+ * row's values evaluated just before it is written: `@gw_prev` keeps whether
+ * an earlier row was chosen, so a row is taken only when none was, and rows
+ * past the chosen one name it again and leave it as it is. It never waits for a
+ * row another create is taking (1205 at once, isAmountTaken). The order's
+ * unique (deposit_account_id, slot_amount) stays the last word.
+ */
+export function chooseSlotStatements(
+  account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
+  amount: number
+) {
+  const slot = CHOSEN_SLOT.sql
+  const count = Math.max(1, Math.min(SLOT_WINDOW, account.maxAdjustment + 1))
+  const rows: string[] = []
+  const bindings: number[] = []
+  rows.push(`(?, ?, (@gw_prev := NULL) IS NULL AND (${slot} := ?) IS NOT NULL)`)
+  bindings.push(account.id, amount, amount)
+  for (let k = 1; k < count; k++) {
+    // Once an amount is chosen, the rows after it name the chosen row again
+    // (left as it is) rather than create rows for amounts nobody asked for.
+    rows.push(
+      `(?, IF(${slot} IS NULL, ?, ${slot}), (@gw_prev := ${slot}) IS NULL AND (${slot} := ?) IS NOT NULL)`
+    )
+    bindings.push(account.id, amount + k, amount + k)
+  }
+  return [
+    statement(
+      `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+       INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES ${rows.join(', ')}
+       ON DUPLICATE KEY UPDATE held = IF(@gw_prev IS NOT NULL, held, IF(held = 0, 1, (${slot} := NULL) OR held))`,
+      bindings
+    ),
+  ]
+}
+
+/**
+ * Per deposit account, how often this process's recent creates found the
+ * amount they asked for already held (a moving average). Past a fifth, a
+ * create offers the next amounts too (chooseSlotStatements) rather than learn
+ * it from a refused batch and four more round trips; below, it sends
+ * takeAmountStatement alone, which writes one row where the other creates a
+ * row for each amount it offers that has none yet.
+ * Either way the database decides: a wrong guess costs time, never a slot.
+ */
+class HeldAmounts {
+  static readonly WEIGHT = 0.05
+  static readonly SEARCH_FIRST_ABOVE = 0.2
+  #rates = new Map<number, number>()
+
+  searchFirst(accountId: number) {
+    return (this.#rates.get(accountId) ?? 0) > HeldAmounts.SEARCH_FIRST_ABOVE
+  }
+
+  record(accountId: number, held: boolean) {
+    const rate = this.#rates.get(accountId) ?? 0
+    this.#rates.set(accountId, rate + HeldAmounts.WEIGHT * ((held ? 1 : 0) - rate))
+  }
+}
+
+export const heldAmounts = new HeldAmounts()
+
+/** The statement, before the COMMIT, that answers what chooseSlotStatements() chose. */
+export const CHOSEN_SLOT_ANSWER = statement(`SELECT ${CHOSEN_SLOT.sql} AS slot_amount`)
+
+/**
+ * The transfer_amount chooseSlotStatements() chose, from CHOSEN_SLOT_ANSWER's
+ * rows; null when every amount it offered was held.
+ */
+export function chosenSlot(rows: Array<{ slot_amount: number | string | null }>) {
+  const value = rows[0]?.slot_amount
+  return value === null || value === undefined ? null : Number(value)
+}
+
+/**
+ * Whether takeAmountStatement() or chooseSlotStatements() (or the order that
+ * takes CHOSEN_SLOT) failed because the amount is held or being taken (or,
+ * for the latter, every amount it offered is).
+ */
 export function isAmountTaken(error: unknown) {
-  return refusedColumn(error) === 'held' || (error as { errno?: number }).errno === 1205
+  const column = refusedColumn(error)
+  return (
+    column === 'held' ||
+    column === 'transfer_amount' ||
+    (error as { errno?: number }).errno === 1205
+  )
 }
 
 /**

@@ -4,7 +4,7 @@ import type { QueryClientContract } from '@adonisjs/lucid/types/database'
 import type { TransactionClientContract } from '@adonisjs/lucid/types/database'
 import type DepositAccount from '#payments/models/deposit_account'
 import { GATEWAY_ZONE, gatewayPeriodStarts } from '#core/clock'
-import { refuseUnless, refusedColumn, statement } from '#core/sql_batch'
+import { refuseUnless, refusedColumn, statement, type Statement } from '#core/sql_batch'
 import { inTransaction } from '#core/transaction'
 
 /**
@@ -47,25 +47,36 @@ const UNLIMITED = Number.MAX_SAFE_INTEGER
  */
 export function addOrderToUsageStatement(
   accountId: number,
-  transferAmount: number,
+  transferAmount: number | Statement,
   createdAt: DateTime,
   limits: UsageLimits
 ) {
   const { hourStart, dayStart } = gatewayPeriodStarts(createdAt)
   const limit = (value: number | null) => value ?? UNLIMITED
+  // An amount the batch chose (the transfer_amount slot, CreatePayment) is
+  // only known inside the server: a new row checks it against the limit too.
+  const amount = (periodLimit: number | null) =>
+    typeof transferAmount === 'number'
+      ? { sql: '?', bindings: [transferAmount] }
+      : {
+          sql: refuseUnless(`${transferAmount.sql} <= ?`, transferAmount.sql),
+          bindings: [limit(periodLimit)],
+        }
+  const hour = amount(limits.hourlyAmountLimit)
+  const day = amount(limits.dailyAmountLimit)
   return statement(
     `INSERT INTO deposit_usage_counters (deposit_account_id, period, period_start, order_count, amount)
-     VALUES (?, 'hour', ?, 1, ?), (?, 'day', ?, 1, ?)
+     VALUES (?, 'hour', ?, 1, ${hour.sql}), (?, 'day', ?, 1, ${day.sql})
      ON DUPLICATE KEY UPDATE
        order_count = ${refuseUnless("order_count + 1 <= IF(period = 'hour', ?, ?)", 'order_count + 1')},
        amount = ${refuseUnless("amount + VALUES(amount) <= IF(period = 'hour', ?, ?)", 'amount + VALUES(amount)')}`,
     [
       accountId,
       hourStart,
-      transferAmount,
+      ...hour.bindings,
       accountId,
       dayStart,
-      transferAmount,
+      ...day.bindings,
       limit(limits.hourlyCountLimit),
       limit(limits.dailyCountLimit),
       limit(limits.hourlyAmountLimit),

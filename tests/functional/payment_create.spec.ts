@@ -6,6 +6,13 @@ import PaymentOrder from '#payments/models/payment_order'
 import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
 import {
+  CHOSEN_SLOT_ANSWER,
+  chooseSlotStatements,
+  chosenSlot,
+  heldAmounts,
+} from '#payments/deposit_slots'
+import { batchTransaction, COMMIT } from '#core/sql_batch'
+import {
   authBody,
   createDepositAccount,
   createDepositMerchant,
@@ -221,6 +228,100 @@ test.group('payment create: success shapes', (group) => {
       amounts.push((await create(who, { merchant_order_id: id })).json.data.transfer_amount)
     }
     assert.deepEqual(amounts, [100, 100.01, 100.02])
+  })
+
+  test('a busy transfer account chooses its amount in the create itself: a freed one above, then the first gap', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const transfer = (id: string) =>
+      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
+        (response) => response.json.data.transfer_amount
+      )
+    assert.deepEqual(
+      [await transfer('T1'), await transfer('T2'), await transfer('T3')],
+      [100, 100.01, 100.02]
+    )
+    // The account's amounts are often held: the next creates offer the
+    // amounts above too (chooseSlotStatements) instead of the plain take.
+    for (let k = 0; k < 20; k++) heldAmounts.record(account.id, true)
+    assert.isTrue(heldAmounts.searchFirst(account.id))
+    // 100.01 released (its order paid or expired): the next create takes it,
+    // then the first amount above the range's rows.
+    await db
+      .from('deposit_slots')
+      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
+      .update({ held: false })
+    await db
+      .from('payment_orders')
+      .where({ deposit_account_id: account.id, slot_amount: 100_01 })
+      .update({ slot_amount: null, status: 'error', error_reason: 'expired' })
+    assert.deepEqual([await transfer('T4'), await transfer('T5')], [100.01, 100.03])
+    const held = await db
+      .from('deposit_slots')
+      .where({ deposit_account_id: account.id, held: true })
+      .orderBy('slot_amount')
+      .select('slot_amount')
+    assert.deepEqual(
+      held.map((row) => Number(row.slot_amount)),
+      [100_00, 100_01, 100_02, 100_03]
+    )
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
+  test('a busy account whose next eight amounts are all held takes the ninth from the locked row', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const transfer = (id: string) =>
+      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
+        (response) => response.json.data.transfer_amount
+      )
+    const first = []
+    for (let k = 1; k <= 8; k++) first.push(await transfer(`W${k}`))
+    assert.deepEqual(first, [100, 100.01, 100.02, 100.03, 100.04, 100.05, 100.06, 100.07])
+    for (let k = 0; k < 20; k++) heldAmounts.record(account.id, true)
+    // 100.00 … 100.07 held: the batch chooses nothing, the order's insert
+    // refuses it, and the attempt goes on from the locked account row.
+    assert.equal(await transfer('W9'), 100.08)
+    assert.isTrue(heldAmounts.searchFirst(account.id))
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
+  test('chooseSlotStatements: the amount, a free row above, the first amount without a row, and nothing when all are held', async ({
+    assert,
+  }) => {
+    const account = await createDepositAccount({ channel: 'transfer', maxAdjustment: 3 })
+    await db.table('deposit_slots').multiInsert([
+      { deposit_account_id: account.id, slot_amount: 500_00, held: true },
+      { deposit_account_id: account.id, slot_amount: 500_01, held: true },
+      { deposit_account_id: account.id, slot_amount: 500_02, held: false },
+    ])
+    const choose = (amount: number) =>
+      batchTransaction(async (trx) => {
+        const results = await trx.run([
+          ...chooseSlotStatements(account, amount),
+          CHOSEN_SLOT_ANSWER,
+          COMMIT,
+        ])
+        return chosenSlot(results.at(-2))
+      })
+    assert.equal(await choose(600_00), 600_00) // no row yet: the amount itself
+    assert.equal(await choose(500_00), 500_02) // held: the free row above
+    assert.equal(await choose(500_00), 500_03) // then the first amount without a row
+    // Every amount of the range held: nothing chosen, and the order's insert refuses it.
+    assert.isNull(await choose(500_00))
+    const held = await db
+      .from('deposit_slots')
+      .where({ deposit_account_id: account.id, held: true })
+      .orderBy('slot_amount')
+      .select('slot_amount')
+    assert.deepEqual(
+      held.map((row) => Number(row.slot_amount)),
+      [500_00, 500_01, 500_02, 500_03, 600_00]
+    )
   })
 
   test('a slot row that says free while an order holds its amount is repaired, not reused', async ({

@@ -19,8 +19,16 @@ const authenticator = new MerchantAuthenticator(gateway.timeToleranceSeconds, me
  * How an endpoint treats the same bytes sent again: `once` (state-changing:
  * executed once, the same answer every time, stored_answers.ts), `off` (reads,
  * which change nothing: identical polls are normal).
+ *
+ * `once` endpoints whose action writes the request's row before anything
+ * else (the creates: first statement of their one round trip) are not looked
+ * up first: that INSERT finds the bytes sent before (RequestAlreadyProcessed,
+ * answered again by the exception handler), and a new request, nearly every
+ * one, costs no read. `once-read-first` looks the request up before the
+ * route runs, for a slip upload, whose action reads and verifies the file
+ * before its transaction.
  */
-export type ReplayProtection = 'once' | 'off'
+export type ReplayProtection = 'once' | 'once-read-first' | 'off'
 
 let guards: { limits: MerchantRateLimits } | undefined
 async function replayAndLimits() {
@@ -63,17 +71,25 @@ export default class MerchantAuthMiddleware {
     const { limits } = await replayAndLimits()
     const ip = ctx.request.ip()
     try {
-      await limits.checkIp(ip)
-
+      // The address's count and the merchant's go to Redis in one round trip:
+      // the first is sent now and answered before any database read or any
+      // refusal of this request; the authentication in between reads only
+      // this process's cache (else it waits for the address's answer first).
+      const ipLimit = limits.checkIp(ip)
+      ipLimit.catch(() => {}) // awaited below on every path
       const signature = ctx.request.header('x-signature')
       try {
-        ctx.merchant = await authenticator.authenticate({
-          body: ctx.merchantRequest.body,
-          rawBody: ctx.merchantRequest.rawBody,
-          signature,
-          sourceIp: ip,
-        })
+        ctx.merchant = await authenticator.authenticate(
+          {
+            body: ctx.merchantRequest.body,
+            rawBody: ctx.merchantRequest.rawBody,
+            signature,
+            sourceIp: ip,
+          },
+          () => ipLimit
+        )
       } catch (error) {
+        await ipLimit
         if (error instanceof GatewayError && AUTHENTICATION_ERRORS.has(error.identifier)) {
           const failure = await describeAuthFailure(error, ip, ctx.merchantRequest.body)
           throw (await limits.authenticationFailed(failure)) ?? error
@@ -87,7 +103,12 @@ export default class MerchantAuthMiddleware {
       // logger, the exception handler): a binding on the request's logger
       // would be formatted, through the log redaction, on every request.
 
-      await limits.checkMerchant(ctx.merchant.merchantId, ctx.merchant.apiRateLimit)
+      // A request the address's limit refuses may have counted against its
+      // merchant's limit too: one point of the merchant's own requests.
+      const merchantLimit = limits.checkMerchant(ctx.merchant.merchantId, ctx.merchant.apiRateLimit)
+      merchantLimit.catch(() => {})
+      await ipLimit
+      await merchantLimit
     } catch (error) {
       if (error instanceof RateLimitedError) {
         ctx.response.header('Retry-After', String(error.retryAfterSeconds))
@@ -95,12 +116,17 @@ export default class MerchantAuthMiddleware {
       throw error
     }
     if (options.replay === 'off') return next()
-    return this.#once(ctx, next, {
-      merchantId: ctx.merchant.id,
-      // Authenticated: 64 lowercase hex, the HMAC of these exact bytes.
-      signature: ctx.request.header('x-signature')!,
-      endpoint: ctx.request.url(),
-    })
+    return this.#once(
+      ctx,
+      next,
+      {
+        merchantId: ctx.merchant.id,
+        // Authenticated: 64 lowercase hex, the HMAC of these exact bytes.
+        signature: ctx.request.header('x-signature')!,
+        endpoint: ctx.request.url(),
+      },
+      options.replay === 'once-read-first'
+    )
   }
 
   /**
@@ -110,16 +136,16 @@ export default class MerchantAuthMiddleware {
    * number of processes); its refusal is kept. A duplicate that arrived
    * while the first ran waited for it and is answered what it was.
    */
-  async #once(ctx: HttpContext, next: NextFn, key: RequestKey) {
-    if (await answerAgain(ctx, key)) return
+  async #once(ctx: HttpContext, next: NextFn, key: RequestKey, readFirst: boolean) {
+    if (readFirst && (await answerAgain(ctx, key))) return
     ctx.requestKey = key
     // The route's errors are answered before next() returns (the exception
     // handler answers RequestAlreadyProcessed again): what was sent is kept.
     await next()
     if (ctx.response.getStatus() === 200) return
-    // A refusal may come from the effects of the same bytes run meanwhile on
-    // another process (the slip they uploaded, within 5 minutes): their
-    // answer is this one's.
+    // A refusal may come from the effects of the same bytes run before or
+    // meanwhile (their order's merchant_order_id, the slip they uploaded,
+    // a switch turned off since): their answer is this one's.
     if (await answerAgain(ctx, key)) return
     if (!(await keepIfRefused(ctx, key))) await answerAgain(ctx, key)
   }

@@ -26,6 +26,11 @@ import {
 } from '#payments/deposit_pool'
 import { isLimitRefusal } from '#payments/deposit_usage_counters'
 import {
+  CHOSEN_SLOT,
+  CHOSEN_SLOT_ANSWER,
+  chooseSlotStatements,
+  chosenSlot,
+  heldAmounts,
   isAmountTaken,
   markSlotHeldByOrder,
   reserveSlotAbove,
@@ -155,10 +160,20 @@ export class CreatePayment {
     // cached copy of the account and written with everything else and the
     // COMMIT; its insert refuses a copy that no longer matches the row. An
     // order the copy's limits refuse outright is left to the row to judge.
-    const cachedCount =
-      !fromLockedRow && candidate.channel !== 'external'
-        ? countOrderStatement(candidate, input.amount, now)
-        : null
+    const fromCache = !fromLockedRow && candidate.channel !== 'external'
+    // On an account whose amounts are often held (a busy day), a transfer
+    // account's amount is chosen inside that round trip, held or not
+    // (chooseSlotStatements, heldAmounts). A PromptPay QR carries its amount
+    // in the code made here, so it asks for the amount itself.
+    const choosesSlot =
+      fromCache &&
+      takesSlot &&
+      candidate.channel === 'transfer' &&
+      heldAmounts.searchFirst(candidate.id)
+    const cachedCount = fromCache
+      ? countOrderStatement(candidate, input.amount, now, choosesSlot ? CHOSEN_SLOT : undefined)
+      : null
+    const choosing = choosesSlot && cachedCount !== null
     let transferAmount: number | null = input.amount
     try {
       return await batchTransaction(async (trx) => {
@@ -170,7 +185,11 @@ export class CreatePayment {
           reserveMerchantOrderIdStatement(merchant.id, input.merchantOrderId),
           // The row itself only when it is read (not from the cached copy).
           lockAccountStatement(candidate.id, cachedCount ? 'id' : '*'),
-          ...(takesSlot ? [takeAmountStatement(candidate.id, input.amount)] : []),
+          ...(choosing
+            ? chooseSlotStatements(candidate, input.amount)
+            : takesSlot
+              ? [takeAmountStatement(candidate.id, input.amount)]
+              : []),
         ]
         const lockAt = request ? 2 : 1
         let account: DepositAccount | null
@@ -184,8 +203,20 @@ export class CreatePayment {
               ...opening,
               ...closing(merchant, order, cachedCount, {
                 deposit_account_id: unchangedAccountExpression(candidate),
+                ...(choosing ? { transfer_amount: CHOSEN_SLOT, slot_amount: CHOSEN_SLOT } : {}),
               }),
             ])
+            if (choosing) {
+              // CHOSEN_SLOT_ANSWER, just before the COMMIT.
+              const chosen = chosenSlot(results.at(-2))
+              // The order's insert refuses a NULL transfer_amount: never here.
+              if (chosen === null) throw new Error('the batch chose no transfer_amount')
+              order.transferAmount = chosen
+              order.slotAmount = chosen
+              heldAmounts.record(candidate.id, chosen !== input.amount)
+            } else if (takesSlot) {
+              heldAmounts.record(candidate.id, false)
+            }
             return inserted(order, results[opening.length], candidate)
           }
           const results = await trx.run(opening)
@@ -195,6 +226,7 @@ export class CreatePayment {
           if (!takesSlot || !isAmountTaken(error)) {
             throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
           }
+          heldAmounts.record(candidate.id, true)
           // The reservation and the lock were done; the amount is held: look above it.
           const [rows] = await trx.run([lockAccountStatement(candidate.id)])
           account = lockedAccount(rows)
@@ -249,6 +281,11 @@ export class CreatePayment {
       // The cached copy of the account is out of date (an operator's change
       // not yet seen by this process): once more, from the locked row.
       if (isStaleAccount(error)) {
+        return this.#attempt(merchant, type, input, candidate, request, afterSlotRepair, true)
+      }
+      // The amount the batch chose is not known here: again from the locked
+      // row, which takes (and repairs) an amount it knows.
+      if (duplicateKeyName(error) === SLOT_KEY && choosing) {
         return this.#attempt(merchant, type, input, candidate, request, afterSlotRepair, true)
       }
       if (duplicateKeyName(error) === SLOT_KEY && transferAmount !== null && !afterSlotRepair) {
@@ -321,8 +358,8 @@ function newOrder(
 
 /**
  * The statements that end a create: the order (with `expressions` for
- * columns the server decides: its deposit_account_id as a guard), its
- * event, its count, the COMMIT.
+ * columns the server decides: its deposit_account_id as a guard, its chosen
+ * transfer_amount), its event, its count, the COMMIT.
  */
 function closing(
   merchant: Merchant,
@@ -330,6 +367,7 @@ function closing(
   counting: Statement | null,
   expressions: Record<string, Statement> = {}
 ) {
+  const chosen = expressions.transfer_amount === CHOSEN_SLOT
   return [
     insertStatement(order, expressions),
     createdOrderEventStatement({
@@ -338,6 +376,7 @@ function closing(
       actor: merchantActor(merchant.merchantId),
     }),
     ...(counting ? [counting] : []),
+    ...(chosen ? [CHOSEN_SLOT_ANSWER] : []),
     COMMIT,
   ]
 }

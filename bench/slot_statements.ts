@@ -1,0 +1,110 @@
+/*
+| `npm run bench:slots`: MariaDB's CPU for the ways a create takes its
+| transfer_amount (app/payments/deposit_slots.ts), each in a transaction of
+| its own on one connection, as the create's batch sends them: the amount
+| itself when it is free (takeAmountStatement), and on a busy day, where the
+| amount and often the next satang are held by open orders, the window of
+| amounts (chooseSlotStatements). A transaction with no slot statement is the
+| floor. MariaDB's CPU comes from /proc (a local server); run it on a quiet
+| machine.
+|
+| Knobs: SLOT_TRANSACTIONS (per variant, default 3000), BENCH_DATABASE
+| (default gateway_slot_bench; wiped and migrated).
+*/
+import { readFileSync } from 'node:fs'
+import mysql from 'mysql2/promise'
+import type { Statement } from '#core/sql_batch'
+
+process.env.BENCH_DATABASE ??= 'gateway_slot_bench'
+const { bootForBenchmark } = await import('./boot.js')
+const app = await bootForBenchmark()
+const { CHOSEN_SLOT_ANSWER, chooseSlotStatements, takeAmountStatement } =
+  await import('#payments/deposit_slots')
+
+const { default: DepositAccount } = await import('#payments/models/deposit_account')
+
+const N = Number(process.env.SLOT_TRANSACTIONS ?? 3000)
+// The benchmark's deposit account (bench/run.ts).
+const ACCOUNT = await DepositAccount.create({
+  depositGroup: 'bench',
+  channel: 'transfer',
+  bank: 'KBANK',
+  accountNo: '9000000001',
+  accountName: 'Bench deposits',
+  minAmount: 2000,
+  maxAdjustment: 999,
+  priority: 0,
+  active: true,
+})
+// The amounts the benchmark's creates ask for: 100 THB + k × 10 THB.
+const base = (k: number) => 100_00 + k * 1000
+
+const connection = await mysql.createConnection({
+  host: process.env.DB_HOST ?? '127.0.0.1',
+  port: Number(process.env.DB_PORT ?? 3306),
+  user: process.env.DB_USER ?? 'root',
+  password: process.env.DB_PASSWORD ?? '',
+  database: process.env.DB_DATABASE,
+  multipleStatements: true,
+})
+const [pidRows] = await connection.query('SELECT @@GLOBAL.pid_file AS file')
+const serverPid = readFileSync((pidRows as Array<{ file: string }>)[0].file, 'utf8').trim()
+/** The server's user + system CPU so far, in ms (clock ticks of 10 ms). */
+function serverCpu() {
+  const fields = readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+// The benchmark's busy day on one account: 20,000 amounts held, and for
+// 15,000 of them the next satang too (bench/run.ts, create-full).
+await connection.query(
+  `INSERT INTO deposit_slots (deposit_account_id, slot_amount, held)
+   SELECT ${ACCOUNT.id}, ${base(0)} + seq * 1000, 1 FROM seq_0_to_19999
+   UNION ALL SELECT ${ACCOUNT.id}, ${base(0)} + seq * 1000 + 1, 1 FROM seq_0_to_14999`
+)
+// The batch pool's isolation (config/database.ts).
+await connection.query("SET SESSION tx_isolation = 'READ-COMMITTED'")
+
+const sql = (statements: Statement[]) =>
+  statements.map((one) => connection.format(one.sql, one.bindings as any[])).join(';\n')
+
+async function measure(
+  name: string,
+  amount: (i: number) => number,
+  slot: (a: number) => Statement[]
+) {
+  const started = performance.now()
+  const cpu = serverCpu()
+  for (let i = 0; i < N; i++) {
+    await connection.query(`BEGIN;\n${sql(slot(amount(i)))};\n${CHOSEN_SLOT_ANSWER.sql};\nCOMMIT`)
+  }
+  const wall = ((performance.now() - started) * 1000) / N
+  const server = ((serverCpu() - cpu) * 1000) / N
+  console.log(
+    `${name.padEnd(50)} ${server.toFixed(0).padStart(4)} µs MariaDB, ${wall.toFixed(0)} µs wall`
+  )
+}
+
+console.log(`${N} transactions each, one connection; MariaDB's CPU per transaction`)
+for (const round of [0, 1]) {
+  // Each round its own amounts: every busy-day transaction finds its amount held.
+  const first = round * N
+  await measure('floor (no slot statement)', base, () => [{ sql: 'DO 1', bindings: [] }])
+  await measure(
+    'amount free: takeAmountStatement',
+    (i) => base(100_000 + first + i),
+    (a) => [takeAmountStatement(ACCOUNT.id, a)]
+  )
+  await measure(
+    'amount free: chooseSlotStatements',
+    (i) => base(200_000 + first + i),
+    (a) => chooseSlotStatements(ACCOUNT, a)
+  )
+  await measure(
+    'amount held (busy day): chooseSlotStatements',
+    (i) => base(first + i),
+    (a) => chooseSlotStatements(ACCOUNT, a)
+  )
+}
+await connection.end()
+await app.terminate()
