@@ -9,13 +9,12 @@
 | machine.
 |
 | Knobs: SLOT_TRANSACTIONS (per variant, default 3000), BENCH_DATABASE
-| (default gateway_slot_bench; wiped and migrated).
+| (default gateway_bench; wiped and migrated, as bench:import's).
 */
 import { readFileSync } from 'node:fs'
 import mysql from 'mysql2/promise'
 import type { Statement } from '#core/sql_batch'
 
-process.env.BENCH_DATABASE ??= 'gateway_slot_bench'
 const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
 const { CHOSEN_SLOT_ANSWER, chooseSlotStatements, takeAmountStatement } =
