@@ -4,7 +4,7 @@
 | its own on one connection, as the create's batch sends them: the amount
 | itself when it is free (takeAmountStatement), and on a busy day, where the
 | amount and often the next satang are held by open orders, the window of
-| amounts (chooseSlotStatements). A transaction with no slot statement is the
+| amounts (chooseSlotStatement). A transaction with no slot statement is the
 | floor. MariaDB's CPU comes from /proc (a local server); run it on a quiet
 | machine.
 |
@@ -17,8 +17,7 @@ import type { Statement } from '#core/sql_batch'
 
 const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
-const { CHOSEN_SLOT_ANSWER, chooseSlotStatements, takeAmountStatement } =
-  await import('#payments/deposit_slots')
+const { chooseSlotStatement, takeAmountStatement } = await import('#payments/deposit_slots')
 
 const { default: DepositAccount } = await import('#payments/models/deposit_account')
 
@@ -75,7 +74,7 @@ async function measure(
   const started = performance.now()
   const cpu = serverCpu()
   for (let i = 0; i < N; i++) {
-    await connection.query(`BEGIN;\n${sql(slot(amount(i)))};\n${CHOSEN_SLOT_ANSWER.sql};\nCOMMIT`)
+    await connection.query(`BEGIN;\n${sql(slot(amount(i)))};\nCOMMIT`)
   }
   const wall = ((performance.now() - started) * 1000) / N
   const server = ((serverCpu() - cpu) * 1000) / N
@@ -95,14 +94,14 @@ for (const round of [0, 1]) {
     (a) => [takeAmountStatement(ACCOUNT.id, a)]
   )
   await measure(
-    'amount free: chooseSlotStatements',
+    'amount free: chooseSlotStatement',
     (i) => base(200_000 + first + i),
-    (a) => chooseSlotStatements(ACCOUNT, a)
+    (a) => [chooseSlotStatement(ACCOUNT, a)]
   )
   await measure(
-    'amount held (busy day): chooseSlotStatements',
+    'amount held (busy day): chooseSlotStatement',
     (i) => base(first + i),
-    (a) => chooseSlotStatements(ACCOUNT, a)
+    (a) => [chooseSlotStatement(ACCOUNT, a)]
   )
 }
 await connection.end()

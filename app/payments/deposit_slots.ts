@@ -11,7 +11,7 @@ import type DepositAccount from '#payments/models/deposit_account'
  * index lookup instead of a read of every held amount. Taking an amount is
  * two steps: the amount itself in the create's first batch
  * (takeAmountStatement; on a busy account the amount or one of the next few,
- * chooseSlotStatements), and only when that is refused the rest of its range
+ * chooseSlotStatement), and only when that is refused the rest of its range
  * (reserveSlotAbove).
  */
 
@@ -36,14 +36,14 @@ export function takeAmountStatement(accountId: number, amount: number) {
 
 /**
  * The session variable in which a create's batch carries the transfer_amount
- * it chose (chooseSlotStatements): the order's transfer_amount and
+ * it chose (chooseSlotStatement): the order's transfer_amount and
  * slot_amount and its count are this expression.
  */
 export const CHOSEN_SLOT = statement('@gw_slot')
 
 /**
  * How many amounts from the one asked for a busy account's create offers in
- * its one statement (chooseSlotStatements): the amount itself and the next
+ * its one statement (chooseSlotStatement): the amount itself and the next
  * seven. A longer run of held amounts is left to reserveSlotAbove.
  */
 export const SLOT_WINDOW = 8
@@ -56,7 +56,8 @@ export const SLOT_WINDOW = 8
  * marked held, CHOSEN_SLOT set to it; CHOSEN_SLOT is NULL when every one of
  * them is held, and the order's NOT NULL transfer_amount then refuses the
  * create (isAmountTaken), which goes on from the locked account row with
- * reserveSlotAbove.
+ * reserveSlotAbove. chosenSlot() reads the choice from the statement's own
+ * answer.
  *
  * One multi-row INSERT … ON DUPLICATE KEY UPDATE, because MariaDB's cost is
  * per statement (a search of the free rows and the gaps cost about three
@@ -67,38 +68,45 @@ export const SLOT_WINDOW = 8
  * row another create is taking (1205 at once, isAmountTaken). The order's
  * unique (deposit_account_id, slot_amount) stays the last word.
  */
-export function chooseSlotStatements(
+export function chooseSlotStatement(
   account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
   amount: number
 ) {
-  const slot = CHOSEN_SLOT.sql
   const count = Math.max(1, Math.min(SLOT_WINDOW, account.maxAdjustment + 1))
-  const rows: string[] = []
   const bindings: number[] = []
-  rows.push(`(?, ?, (@gw_prev := NULL) IS NULL AND (${slot} := ?) IS NOT NULL)`)
-  bindings.push(account.id, amount, amount)
+  for (let k = 0; k < count; k++) bindings.push(account.id, amount + k, amount + k)
+  return statement(windowSql(count), bindings)
+}
+
+const windowSqls = new Map<number, string>()
+
+/** The window's SQL for `count` amounts: the same text for every create of that size. */
+function windowSql(count: number) {
+  let sql = windowSqls.get(count)
+  if (sql) return sql
+  const slot = CHOSEN_SLOT.sql
+  // LAST_INSERT_ID(x) makes x the statement's insert id in its answer
+  // (chosenSlot), as MariaDB documents for sequences: 0 when none was chosen.
+  const rows = [`(?, ?, (@gw_prev := NULL) IS NULL AND (${slot} := LAST_INSERT_ID(?)) IS NOT NULL)`]
   for (let k = 1; k < count; k++) {
     // Once an amount is chosen, the rows after it name the chosen row again
     // (left as it is) rather than create rows for amounts nobody asked for.
     rows.push(
-      `(?, IF(${slot} IS NULL, ?, ${slot}), (@gw_prev := ${slot}) IS NULL AND (${slot} := ?) IS NOT NULL)`
+      `(?, IFNULL(${slot}, ?), (@gw_prev := ${slot}) IS NULL AND (${slot} := LAST_INSERT_ID(?)) IS NOT NULL)`
     )
-    bindings.push(account.id, amount + k, amount + k)
   }
-  return [
-    statement(
-      `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
-       INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES ${rows.join(', ')}
-       ON DUPLICATE KEY UPDATE held = IF(@gw_prev IS NOT NULL, held, IF(held = 0, 1, (${slot} := NULL) OR held))`,
-      bindings
-    ),
-  ]
+  sql = `SET STATEMENT innodb_lock_wait_timeout = 0 FOR
+    INSERT INTO deposit_slots (deposit_account_id, slot_amount, held) VALUES ${rows.join(', ')}
+    ON DUPLICATE KEY UPDATE held = IF(@gw_prev IS NOT NULL, held,
+      IF(held = 0, 1, (${slot} := NULL) OR LAST_INSERT_ID(0) OR held))`
+  windowSqls.set(count, sql)
+  return sql
 }
 
 /**
  * Per deposit account, how often this process's recent creates found the
  * amount they asked for already held (a moving average). Past a fifth, a
- * create offers the next amounts too (chooseSlotStatements) rather than learn
+ * create offers the next amounts too (chooseSlotStatement) rather than learn
  * it from a refused batch and four more round trips; below, it sends
  * takeAmountStatement alone, which writes one row where the other creates a
  * row for each amount it offers that has none yet.
@@ -121,20 +129,17 @@ class HeldAmounts {
 
 export const heldAmounts = new HeldAmounts()
 
-/** The statement, before the COMMIT, that answers what chooseSlotStatements() chose. */
-export const CHOSEN_SLOT_ANSWER = statement(`SELECT ${CHOSEN_SLOT.sql} AS slot_amount`)
-
 /**
- * The transfer_amount chooseSlotStatements() chose, from CHOSEN_SLOT_ANSWER's
- * rows; null when every amount it offered was held.
+ * The transfer_amount chooseSlotStatement() chose, from its answer (the
+ * insert id it set); null when every amount it offered was held.
  */
-export function chosenSlot(rows: Array<{ slot_amount: number | string | null }>) {
-  const value = rows[0]?.slot_amount
-  return value === null || value === undefined ? null : Number(value)
+export function chosenSlot(result: { insertId: number | string }) {
+  const value = Number(result.insertId)
+  return value > 0 ? value : null
 }
 
 /**
- * Whether takeAmountStatement() or chooseSlotStatements() (or the order that
+ * Whether takeAmountStatement() or chooseSlotStatement() (or the order that
  * takes CHOSEN_SLOT) failed because the amount is held or being taken (or,
  * for the latter, every amount it offered is).
  */

@@ -5,12 +5,7 @@ import { DateTime } from 'luxon'
 import PaymentOrder from '#payments/models/payment_order'
 import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
-import {
-  CHOSEN_SLOT_ANSWER,
-  chooseSlotStatements,
-  chosenSlot,
-  heldAmounts,
-} from '#payments/deposit_slots'
+import { chooseSlotStatement, chosenSlot, heldAmounts } from '#payments/deposit_slots'
 import { batchTransaction, COMMIT } from '#core/sql_batch'
 import {
   authBody,
@@ -244,7 +239,7 @@ test.group('payment create: success shapes', (group) => {
       [100, 100.01, 100.02]
     )
     // The account's amounts are often held: the next creates offer the
-    // amounts above too (chooseSlotStatements) instead of the plain take.
+    // amounts above too (chooseSlotStatement) instead of the plain take.
     for (let k = 0; k < 20; k++) heldAmounts.record(account.id, true)
     assert.isTrue(heldAmounts.searchFirst(account.id))
     // 100.01 released (its order paid or expired): the next create takes it,
@@ -268,6 +263,24 @@ test.group('payment create: success shapes', (group) => {
       [100_00, 100_01, 100_02, 100_03]
     )
     assert.deepEqual((await verifyDepositUsage()).drifts, [])
+    // The window's LAST_INSERT_ID does not leak into the order's event,
+    // which names the order by the id its INSERT made.
+    const orders = await db
+      .from('payment_orders')
+      .whereIn('merchant_order_id', ['T4', 'T5'])
+      .select('id', 'transfer_amount')
+    assert.lengthOf(orders, 2)
+    for (const order of orders) {
+      const events = await db
+        .from('order_events')
+        .where({ order_type: 'payment', order_id: order.id, to_status: 'open' })
+      assert.lengthOf(events, 1, `order ${order.id} has its created event`)
+    }
+    const stray = await db
+      .from('order_events')
+      .whereNotIn('order_id', db.from('payment_orders').select('id'))
+      .where('order_type', 'payment')
+    assert.lengthOf(stray, 0)
   })
 
   test('a busy account whose next eight amounts are all held takes the ninth from the locked row', async ({
@@ -290,7 +303,7 @@ test.group('payment create: success shapes', (group) => {
     assert.deepEqual((await verifyDepositUsage()).drifts, [])
   })
 
-  test('chooseSlotStatements: the amount, a free row above, the first amount without a row, and nothing when all are held', async ({
+  test('chooseSlotStatement: the amount, a free row above, the first amount without a row, and nothing when all are held', async ({
     assert,
   }) => {
     const account = await createDepositAccount({ channel: 'transfer', maxAdjustment: 3 })
@@ -301,12 +314,8 @@ test.group('payment create: success shapes', (group) => {
     ])
     const choose = (amount: number) =>
       batchTransaction(async (trx) => {
-        const results = await trx.run([
-          ...chooseSlotStatements(account, amount),
-          CHOSEN_SLOT_ANSWER,
-          COMMIT,
-        ])
-        return chosenSlot(results.at(-2))
+        const results = await trx.run([chooseSlotStatement(account, amount), COMMIT])
+        return chosenSlot(results[0])
       })
     assert.equal(await choose(600_00), 600_00) // no row yet: the amount itself
     assert.equal(await choose(500_00), 500_02) // held: the free row above

@@ -27,8 +27,7 @@ import {
 import { isLimitRefusal } from '#payments/deposit_usage_counters'
 import {
   CHOSEN_SLOT,
-  CHOSEN_SLOT_ANSWER,
-  chooseSlotStatements,
+  chooseSlotStatement,
   chosenSlot,
   heldAmounts,
   isAmountTaken,
@@ -163,7 +162,7 @@ export class CreatePayment {
     const fromCache = !fromLockedRow && candidate.channel !== 'external'
     // On an account whose amounts are often held (a busy day), a transfer
     // account's amount is chosen inside that round trip, held or not
-    // (chooseSlotStatements, heldAmounts). A PromptPay QR carries its amount
+    // (chooseSlotStatement, heldAmounts). A PromptPay QR carries its amount
     // in the code made here, so it asks for the amount itself.
     const choosesSlot =
       fromCache &&
@@ -186,7 +185,7 @@ export class CreatePayment {
           // The row itself only when it is read (not from the cached copy).
           lockAccountStatement(candidate.id, cachedCount ? 'id' : '*'),
           ...(choosing
-            ? chooseSlotStatements(candidate, input.amount)
+            ? [chooseSlotStatement(candidate, input.amount)]
             : takesSlot
               ? [takeAmountStatement(candidate.id, input.amount)]
               : []),
@@ -207,8 +206,8 @@ export class CreatePayment {
               }),
             ])
             if (choosing) {
-              // CHOSEN_SLOT_ANSWER, just before the COMMIT.
-              const chosen = chosenSlot(results.at(-2))
+              // The window is the opening's last statement.
+              const chosen = chosenSlot(results[opening.length - 1])
               // The order's insert refuses a NULL transfer_amount: never here.
               if (chosen === null) throw new Error('the batch chose no transfer_amount')
               order.transferAmount = chosen
@@ -367,7 +366,6 @@ function closing(
   counting: Statement | null,
   expressions: Record<string, Statement> = {}
 ) {
-  const chosen = expressions.transfer_amount === CHOSEN_SLOT
   return [
     insertStatement(order, expressions),
     createdOrderEventStatement({
@@ -376,7 +374,6 @@ function closing(
       actor: merchantActor(merchant.merchantId),
     }),
     ...(counting ? [counting] : []),
-    ...(chosen ? [CHOSEN_SLOT_ANSWER] : []),
     COMMIT,
   ]
 }
