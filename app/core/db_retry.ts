@@ -77,7 +77,25 @@ function retriedErrno(error: unknown, idempotent: boolean): number | null {
   const { errno, code } = (error ?? {}) as { errno?: number; code?: string }
   if (errno !== undefined && RETRIED_ERRNOS.has(errno)) return errno
   if (idempotent && code !== undefined && CONNECTION_LOST_CODES.has(code)) return CONNECTION_LOST
+  if (idempotent && onClosedConnection(error)) return CONNECTION_LOST
   return null
+}
+
+/**
+ * mysql2's refusal of a command on a connection that had already broken
+ * (the pool handed out one the writer's death closed while idle): the
+ * command never reached a server, and the server rolled back whatever was
+ * open on it. Seen in the cluster suite as the re-run after a writer was
+ * killed mid-COMMIT, which must go on rather than answer 503 for a slip
+ * that was stored.
+ */
+function onClosedConnection(error: unknown) {
+  const { fatal, code, message } = (error ?? {}) as {
+    fatal?: boolean
+    code?: string
+    message?: string
+  }
+  return fatal === true && code === undefined && /in closed state/.test(message ?? '')
 }
 
 /** After a lost connection: the re-run's own connect failed (knex's acquire timeout included). */

@@ -67,6 +67,31 @@ test.group('withDeadlockRetry', (group) => {
     assert.deepEqual(events, [{ errno: 2013, attempt: 1 }])
   })
 
+  test('a pooled connection found already closed is a lost connection: re-run for an idempotent body, surfaced for others', async ({
+    assert,
+  }) => {
+    // mysql2's error for a command on a connection that broke while idle.
+    const closed = () =>
+      Object.assign(new Error("Can't add new command when connection is in closed state"), {
+        fatal: true,
+      })
+    const lost = () =>
+      Object.assign(new Error('Connection lost'), { code: 'PROTOCOL_CONNECTION_LOST' })
+    // The writer died mid-COMMIT; the re-runs first get connections it closed.
+    const rerun = failing(lost(), closed(), closed())
+    assert.equal(await withDeadlockRetry(rerun.operation, { idempotent: true }), 'done')
+    assert.equal(rerun.runs(), 4)
+    assert.deepEqual(events, [
+      { errno: 2013, attempt: 1 },
+      { errno: 2013, attempt: 2 },
+      { errno: 2013, attempt: 3 },
+    ])
+
+    const once = failing(closed())
+    await assert.rejects(() => withDeadlockRetry(once.operation), /closed state/)
+    assert.equal(once.runs(), 1)
+  })
+
   test('after a lost connection an idempotent body keeps trying while the writer moves, past the attempt count, until the budget is spent', async ({
     assert,
   }) => {
