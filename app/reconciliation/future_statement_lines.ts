@@ -24,18 +24,7 @@ export function refuseFutureLine(
   }
 }
 
-/** The lines of a parsed file, each checked with `refuseFutureLine` as it comes. */
-export async function* refuseFutureLines(
-  lines: AsyncIterable<ParsedStatementLine>,
-  importedAt: Date
-): AsyncGenerator<ParsedStatementLine> {
-  for await (const line of lines) {
-    refuseFutureLine(line, importedAt)
-    yield line
-  }
-}
-
-/** The same for lines in batches (`parseStatementBatches`): each batch checked before it is passed on. */
+/** The lines of a parsed file in batches (`parseStatementBatches`), each batch checked with `refuseFutureLine` before it is passed on. */
 export async function* refuseFutureLineBatches(
   batches: AsyncIterable<ParsedStatementLine[]>,
   importedAt: Date
