@@ -49,6 +49,7 @@ import {
 import { runLoad, type LoadResult } from './support/loader.js'
 import { AllocationSampler, INSPECT_PORT, summarizeAllocations } from './support/alloc_profile.js'
 import { MachineCpu, machineCpuText, mib } from './support/proc.js'
+import { BENCH_DEPOSIT_ACCOUNT } from './support/deposit_account.js'
 
 const ALL_SCENARIOS = ['create', 'create-full', 'balance', 'withdraw', 'callbacks', 'import']
 const SCENARIOS = new Set(
@@ -171,17 +172,7 @@ const { merchant, credentials } = await createMerchant(
 )
 merchant.merge({ depositGroup: 'bench', payoutRoute: 'sandbox' })
 await merchant.save()
-const account = await DepositAccount.create({
-  depositGroup: 'bench',
-  channel: 'transfer',
-  bank: 'KBANK',
-  accountNo: '9000000001',
-  accountName: 'Bench deposits',
-  minAmount: 2000,
-  maxAdjustment: 999,
-  priority: 0,
-  active: true,
-})
+const account = await DepositAccount.create({ ...BENCH_DEPOSIT_ACCOUNT })
 // Enough balance for every withdrawal of the run (100 THB each).
 await db.transaction((trx) =>
   postLedgerTransaction(trx, {

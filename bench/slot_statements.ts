@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs'
 import mysql from 'mysql2/promise'
 import type { Statement } from '#core/sql_batch'
+import { BENCH_DEPOSIT_ACCOUNT } from './support/deposit_account.js'
 
 const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
@@ -22,18 +23,8 @@ const { chooseSlotStatement, takeAmountStatement } = await import('#payments/dep
 const { default: DepositAccount } = await import('#payments/models/deposit_account')
 
 const N = Number(process.env.SLOT_TRANSACTIONS ?? 3000)
-// The benchmark's deposit account (bench/run.ts).
-const ACCOUNT = await DepositAccount.create({
-  depositGroup: 'bench',
-  channel: 'transfer',
-  bank: 'KBANK',
-  accountNo: '9000000001',
-  accountName: 'Bench deposits',
-  minAmount: 2000,
-  maxAdjustment: 999,
-  priority: 0,
-  active: true,
-})
+// The benchmark's deposit account.
+const ACCOUNT = await DepositAccount.create({ ...BENCH_DEPOSIT_ACCOUNT })
 // The amounts the benchmark's creates ask for: 100 THB + k × 10 THB.
 const base = (k: number) => 100_00 + k * 1000
 

@@ -35,6 +35,13 @@ async function orderCount() {
   return Number((await db.from('payment_orders').count('* as total').first()).total)
 }
 
+/** The transfer_amount a /payment/create-transfer of 100.00 is given. */
+function transferAmount(who: TestMerchant, id: string) {
+  return create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
+    (response) => response.json.data.transfer_amount
+  )
+}
+
 test.group('payment create: success shapes', (group) => {
   group.each.setup(() => resetDatabase())
 
@@ -230,10 +237,7 @@ test.group('payment create: success shapes', (group) => {
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'transfer' })
-    const transfer = (id: string) =>
-      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
-        (response) => response.json.data.transfer_amount
-      )
+    const transfer = (id: string) => transferAmount(who, id)
     assert.deepEqual(
       [await transfer('T1'), await transfer('T2'), await transfer('T3')],
       [100, 100.01, 100.02]
@@ -288,10 +292,7 @@ test.group('payment create: success shapes', (group) => {
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'transfer' })
-    const transfer = (id: string) =>
-      create(who, { merchant_order_id: id }, '/payment/create-transfer').then(
-        (response) => response.json.data.transfer_amount
-      )
+    const transfer = (id: string) => transferAmount(who, id)
     const first = []
     for (let k = 1; k <= 8; k++) first.push(await transfer(`W${k}`))
     assert.deepEqual(first, [100, 100.01, 100.02, 100.03, 100.04, 100.05, 100.06, 100.07])

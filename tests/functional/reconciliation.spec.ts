@@ -32,31 +32,10 @@ import {
   resetDatabase,
   signedPost,
   type TestMerchant,
+  createPaymentOrder,
 } from '#tests/helpers/merchants'
 
 const exec = promisify(execFile)
-
-async function createPayment(
-  who: TestMerchant,
-  id: string,
-  amount = '100.00',
-  path = '/payment/create'
-) {
-  const response = await signedPost(
-    path,
-    who,
-    authBody(who, {
-      merchant_order_id: id,
-      amount,
-      bank: 'SCB',
-      account_name: 'Customer',
-      account_no: '1234567890',
-      notify_url: 'https://merchant.example.test/cb',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
-}
 
 function bangkok(date: Date | DateTime) {
   const value = date instanceof Date ? DateTime.fromJSDate(date) : date
@@ -100,8 +79,8 @@ test.group('statement import and matching', (group) => {
   }) => {
     const who = await createDepositMerchant({ paymentFeeRateBps: 150 })
     account = await createDepositAccount({ channel: 'qr' })
-    const first = await createPayment(who, 'R1', '1000.00')
-    const second = await createPayment(who, 'R2', '1000.00') // transfer_amount 1000.01
+    const first = await createPaymentOrder(who, 'R1', '1000.00')
+    const second = await createPaymentOrder(who, 'R2', '1000.00') // transfer_amount 1000.01
     const file = neutral([[new Date(), 'credit', '1,000.01', undefined, 'TRANSFER FROM SCB X7890']])
 
     const summary = await importFile(account, 'stmt.csv', file)
@@ -150,8 +129,8 @@ test.group('statement import and matching', (group) => {
   }) => {
     const who = await createDepositMerchant()
     account = await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'R1', '500.00')
-    await createPayment(who, 'R2', '500.00') // holds 500.01
+    const order = await createPaymentOrder(who, 'R1', '500.00')
+    await createPaymentOrder(who, 'R2', '500.00') // holds 500.01
     const file = neutral([
       [new Date(), 'credit', '499.99'], // another amount
       [DateTime.utc().minus({ hours: 2 }), 'credit', '500.00'], // before the order existed
@@ -173,7 +152,7 @@ test.group('statement import and matching', (group) => {
   }) => {
     const who = await createDepositMerchant()
     account = await createDepositAccount({ channel: 'transfer' })
-    const order = await createPayment(who, 'R1', '300.00', '/payment/create-transfer')
+    const order = await createPaymentOrder(who, 'R1', '300.00', '/payment/create-transfer')
     const now = new Date()
     const file = neutral([
       [now, 'credit', '300.00'],
@@ -192,7 +171,7 @@ test.group('statement import and matching', (group) => {
       promptpayId: null,
       billerId: '010555012345678',
     })
-    const order = await createPayment(who, 'R1', '250.00')
+    const order = await createPaymentOrder(who, 'R1', '250.00')
     const local = DateTime.utc().setZone('Asia/Bangkok')
     const file = [
       'Date,Time,Description,Withdrawal,Deposit,Balance,Channel,Details',
@@ -228,7 +207,7 @@ test.group('statement import and matching', (group) => {
     const who = await createDepositMerchant()
     account = await createDepositAccount({ channel: 'qr' })
     const orders = []
-    for (let i = 0; i < 20; i++) orders.push(await createPayment(who, `P${i}`, '100.00'))
+    for (let i = 0; i < 20; i++) orders.push(await createPaymentOrder(who, `P${i}`, '100.00'))
     const now = new Date()
     const file = neutral(
       orders.map((order) => [now, 'credit', (order.transferAmount / 100).toFixed(2)])
@@ -255,7 +234,7 @@ test.group('statement import and matching', (group) => {
   }) => {
     const who = await createDepositMerchant({ paymentFeeRateBps: 100 })
     account = await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'R1', '200.00')
+    const order = await createPaymentOrder(who, 'R1', '200.00')
     await importFile(account, 's.csv', neutral([[new Date(), 'credit', '200.00']]))
     assert.equal(await settleDuePayments(), 0, 'not due yet (30 minutes by default)')
     assert.equal(await settleDuePayments({ now: DateTime.utc().plus({ minutes: 31 }) }), 1)
@@ -385,7 +364,7 @@ test.group('statement import and matching', (group) => {
   }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'SB1', '150.00')
+    const order = await createPaymentOrder(who, 'SB1', '150.00')
     const result = await exec(
       process.execPath,
       ['ace.js', 'sandbox:pay', order.platformOrderId, '--json'],
@@ -415,7 +394,7 @@ test.group('statement import: recovery and edge cases', (group) => {
       promptpayId: null,
       billerId: '010555012345678',
     })
-    const expired = await createPayment(who, 'L1', '120.00')
+    const expired = await createPaymentOrder(who, 'L1', '120.00')
     await PaymentOrder.query().where('id', expired.id).update({ status: 'error' })
     const late = await importFile(
       account,
@@ -425,7 +404,7 @@ test.group('statement import: recovery and edge cases', (group) => {
     assert.deepEqual(late.results, { matched: 0, unmatched: 0, late: 1, skipped: 0 })
 
     // An import that stopped after storing its lines: they wait in status new.
-    const open = await createPayment(who, 'L2', '130.00')
+    const open = await createPaymentOrder(who, 'L2', '130.00')
     const [importId] = await db.table('statement_imports').insert({
       deposit_account_id: account.id,
       layout: 'neutral',
@@ -481,7 +460,7 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'transfer' })
-    const order = await createPayment(who, 'OLD1', '300.00', '/payment/create-transfer')
+    const order = await createPaymentOrder(who, 'OLD1', '300.00', '/payment/create-transfer')
     const longAgo = DateTime.utc().minus({ days: 10 })
     await PaymentOrder.query()
       .where('id', order.id)
@@ -511,7 +490,7 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
   test('lines no order can claim get the notes the matcher gives them', async ({ assert }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'N1', '100.00')
+    const order = await createPaymentOrder(who, 'N1', '100.00')
     const summary = await importFile(
       account,
       'n.csv',
@@ -609,7 +588,7 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'A1', '100.00')
+    const order = await createPaymentOrder(who, 'A1', '100.00')
     const content = neutral([
       [new Date(), 'credit', formatAmount(order.transferAmount)],
       [new Date(), 'credit', '5.00'],
@@ -654,7 +633,7 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
   }) => {
     const who = await createDepositMerchant()
     await createDepositAccount({ channel: 'qr' })
-    const order = await createPayment(who, 'SB2', '150.00')
+    const order = await createPaymentOrder(who, 'SB2', '150.00')
 
     const invalid = await actionError(
       sandboxPay({ platform_order_id: '', amount: '1.234' }, { name: 'test' })
@@ -697,8 +676,8 @@ test.group('statement import, sandbox:pay and settle:run as operator actions', (
     const who = await createDepositMerchant()
     const account = await createDepositAccount({ channel: 'qr' })
     const orders = [
-      await createPayment(who, 'S1', '100.00'),
-      await createPayment(who, 'S2', '200.00'),
+      await createPaymentOrder(who, 'S1', '100.00'),
+      await createPaymentOrder(who, 'S2', '200.00'),
     ]
     await importFile(
       account,

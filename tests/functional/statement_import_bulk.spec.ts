@@ -12,31 +12,12 @@ import { DuplicatePostingError } from '#ledger/errors'
 import { verifyLedger } from '#ledger/verify'
 import { formatAmount } from '#core/money'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
   resetDatabase,
-  signedPost,
   TEST_ACTOR,
-  type TestMerchant,
+  createPaymentOrder,
 } from '#tests/helpers/merchants'
-
-async function createPayment(who: TestMerchant, id: string, amount: string) {
-  const response = await signedPost(
-    '/payment/create',
-    who,
-    authBody(who, {
-      merchant_order_id: id,
-      amount,
-      bank: 'SCB',
-      account_name: 'Customer',
-      account_no: '1234567890',
-      notify_url: 'https://merchant.example.test/cb',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
-}
 
 /** A neutral file paying these orders now, by amount, with `noise` lines no order holds. */
 function file(orders: PaymentOrder[], noise = 0) {
@@ -132,8 +113,8 @@ test.group('statement import: orders paid in bulk', (group) => {
   }) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount()
-    const single = await createPayment(who, 'S1', '123.45')
-    const bulk = await createPayment(who, 'B1', '123.45')
+    const single = await createPaymentOrder(who, 'S1', '123.45')
+    const bulk = await createPaymentOrder(who, 'B1', '123.45')
     const rate = who.merchant.paymentFeeRateBps
 
     await db.transaction(async (trx) => {
@@ -202,7 +183,8 @@ test.group('statement import: orders paid in bulk', (group) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount()
     const orders: PaymentOrder[] = []
-    for (let i = 0; i < 12; i++) orders.push(await createPayment(who, `M${i}`, `${100 + i}.00`))
+    for (let i = 0; i < 12; i++)
+      orders.push(await createPaymentOrder(who, `M${i}`, `${100 + i}.00`))
     const [elsewhere, ...others] = orders
 
     // Paid by another path while the import has read the batch: it waits for the lock.
@@ -269,7 +251,8 @@ test.group('statement import: orders paid in bulk', (group) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount()
     const orders: PaymentOrder[] = []
-    for (let i = 0; i < 30; i++) orders.push(await createPayment(who, `C${i}`, `${200 + i}.00`))
+    for (let i = 0; i < 30; i++)
+      orders.push(await createPaymentOrder(who, `C${i}`, `${200 + i}.00`))
     const results = await Promise.all([
       importFile(account, file(orders.slice(0, 20), 10), 'a'),
       importFile(account, file(orders.slice(10), 10), 'b'),

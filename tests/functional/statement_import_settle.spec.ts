@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#payments/models/payment_order'
+import type PaymentOrder from '#payments/models/payment_order'
 import type DepositAccount from '#payments/models/deposit_account'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { statementBatching } from '#reconciliation/statements'
@@ -11,30 +11,11 @@ import { verifyReconciliation } from '#reconciliation/verify/index'
 import { formatAmount } from '#core/money'
 import { gatewayDay } from '#core/clock'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
   resetDatabase,
-  signedPost,
-  type TestMerchant,
+  createPaymentOrder,
 } from '#tests/helpers/merchants'
-
-async function createPayment(who: TestMerchant, id: string, amount: string) {
-  const response = await signedPost(
-    '/payment/create',
-    who,
-    authBody(who, {
-      merchant_order_id: id,
-      amount,
-      bank: 'SCB',
-      account_name: 'Customer',
-      account_no: '1234567890',
-      notify_url: 'https://merchant.example.test/cb',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
-}
 
 const HEADER = 'date_time,direction,amount,reference,description'
 const stamp = (at: DateTime) => at.setZone('Asia/Bangkok').toFormat('yyyy-LL-dd HH:mm')
@@ -89,7 +70,8 @@ test.group('statement import: many paying lines settled in turn', (group) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount()
     const orders: PaymentOrder[] = []
-    for (let i = 0; i < 25; i++) orders.push(await createPayment(who, `T${i}`, `${300 + i}.00`))
+    for (let i = 0; i < 25; i++)
+      orders.push(await createPaymentOrder(who, `T${i}`, `${300 + i}.00`))
 
     // Lines no order holds on two earlier bank days, either side of a midnight (GMT+7), a debit among them.
     const lateNight = DateTime.now()
@@ -201,7 +183,7 @@ test.group('statement import: many paying lines settled in turn', (group) => {
     const who = await createDepositMerchant()
     const account = await createDepositAccount()
     const orders: PaymentOrder[] = []
-    for (let i = 0; i < 8; i++) orders.push(await createPayment(who, `P${i}`, `${400 + i}.00`))
+    for (let i = 0; i < 8; i++) orders.push(await createPaymentOrder(who, `P${i}`, `${400 + i}.00`))
     const earlier = DateTime.now().minus({ hours: 1 })
     const noise = Array.from(
       { length: 6 },

@@ -8,6 +8,7 @@ import { epochSeconds } from '#core/clock'
 import { postLedgerTransaction } from '#ledger/ledger'
 import { rawRequest, type RawRequestOptions } from '#tests/helpers/http'
 import type Merchant from '#merchants/models/merchant'
+import PaymentOrder from '#payments/models/payment_order'
 
 export interface TestMerchant {
   merchant: Merchant
@@ -230,4 +231,27 @@ export const PAYOUT_FIELDS = {
 /** The same platform_order_id with another marker at index 3 (not String.replace: a prefix may hold the letter). */
 export function withMarker(platformOrderId: string, marker: 'P' | 'W' | 'M') {
   return platformOrderId.slice(0, 3) + marker + platformOrderId.slice(4)
+}
+
+/** A payment created through the merchant API (a notify_url, so callback rows are written), as its model. */
+export async function createPaymentOrder(
+  who: TestMerchant,
+  id: string,
+  amount = '100.00',
+  path = '/payment/create'
+) {
+  const response = await signedPost(
+    path,
+    who,
+    authBody(who, {
+      merchant_order_id: id,
+      amount,
+      bank: 'SCB',
+      account_name: 'Customer',
+      account_no: '1234567890',
+      notify_url: 'https://merchant.example.test/cb',
+    })
+  )
+  if (response.status !== 200) throw new Error(response.text)
+  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
 }
