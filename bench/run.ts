@@ -10,7 +10,7 @@
 |
 | Knobs: SCENARIOS (create, create-full, balance, withdraw, callbacks, import;
 | default all), PROCESSES (web processes, default 1,2), DURATION (seconds per
-| measured run, default 10), WARMUP (seconds before each, default 3),
+| measured run, default 10), WARMUP (seconds before each, default 10),
 | CONNECTIONS (default 20), SEED_ORDERS (orders of the day for create-full,
 | default 200000), SEED_OPEN (of them open, on the amounts the creates ask
 | for, default 35000), CALLBACKS (default 20000), WORKER_CONCURRENCY (queue:work
@@ -62,7 +62,7 @@ for (const name of SCENARIOS) {
 }
 const PROCESSES = (process.env.PROCESSES ?? '1,2').split(',').map(Number)
 const DURATION = Number(process.env.DURATION ?? 10)
-const WARMUP = Number(process.env.WARMUP ?? 3)
+const WARMUP = Number(process.env.WARMUP ?? 10)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20)
 const SEED_ORDERS = Number(process.env.SEED_ORDERS ?? 200_000)
 /** Of them, still open and holding their slot, on the amounts the creates ask for. */
@@ -234,7 +234,13 @@ const bodies = {
 }
 const baselineBody = () => JSON.stringify({ ...authFields(), merchant_order_id: `B${sequence}` })
 
-const loadRun = (path: string, body: (n: number) => string, target = url, duration = DURATION) =>
+const loadRun = (
+  path: string,
+  body: (n: number) => string,
+  target = url,
+  duration = DURATION,
+  rate?: number
+) =>
   runLoad({
     url: target,
     path,
@@ -242,6 +248,7 @@ const loadRun = (path: string, body: (n: number) => string, target = url, durati
     body,
     connections: CONNECTIONS,
     duration,
+    rate,
   })
 
 console.log(
@@ -293,9 +300,10 @@ async function runWebScenarios(processes: number) {
   let loadPeak = 0
   let workerPeak = 0
 
-  const measure = async (path: string, body: (n: number) => string) => {
+  /** One measured run; `rate`: requests offered per second on a schedule (runLoad). */
+  const measure = async (path: string, body: (n: number) => string, rate?: number) => {
     await workerQuiet()
-    if (WARMUP > 0) await loadRun(path, body, url, WARMUP)
+    if (WARMUP > 0) await loadRun(path, body, url, WARMUP, rate)
     webRss.start()
     workerRss.start()
     webCpu.start()
@@ -303,7 +311,7 @@ async function runWebScenarios(processes: number) {
     const machine = new MachineCpu()
     machine.start()
     await sampler?.start()
-    const result = await loadRun(path, body)
+    const result = await loadRun(path, body, url, DURATION, rate)
     const allocations = sampler ? summarizeAllocations(await sampler.stop(), result.requests) : []
     const peaks = { web: webRss.stop(), worker: workerRss.stop() }
     // The worker's share: the jobs these requests queued, run while they were being served.
@@ -349,9 +357,25 @@ async function runWebScenarios(processes: number) {
       emptyCost = relativeCost(run.machineCpu)
       rows.push({
         ...loadRow('/payment/create-transfer, one deposit account, empty table', run),
-        target: '≥ 25 % of baseline, p99 ≤ 25 ms',
-        met: run.result.perSecond >= 0.25 * baseline.perSecond && run.result.p99 <= 25,
+        target: '≥ 25 % of baseline',
+        met: run.result.perSecond >= 0.25 * baseline.perSecond,
         rateTarget: 3000,
+      })
+      // The latency a merchant sees at the target's rate: the same creates
+      // offered at a quarter of the baseline's rate on a schedule. The run
+      // above keeps every connection busy, so its latency is the queue of 20
+      // requests at the highest rate, not the time a create takes at this one
+      // (docs/performance.md, "What is measured").
+      const offered = Math.round(0.25 * baseline.perSecond)
+      await emptyPaymentOrders()
+      const paced = await measure('/payment/create-transfer', bodies.create, offered)
+      rows.push({
+        ...loadRow(
+          `/payment/create-transfer offered at 25 % of the baseline's rate (${offered.toLocaleString('en')} req/s on a schedule), empty table`,
+          paced
+        ),
+        target: 'p99 ≤ 25 ms at the offered rate',
+        met: paced.result.perSecond >= 0.98 * offered && paced.result.p99 <= 25,
       })
     }
     if (SCENARIOS.has('create-full')) {

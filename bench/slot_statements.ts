@@ -4,9 +4,9 @@
 | its own on one connection, as the create's batch sends them: the amount
 | itself when it is free (takeAmountStatement), and on a busy day, where the
 | amount and often the next satang are held by open orders, the window of
-| amounts (chooseSlotStatement). A transaction with no slot statement is the
-| floor. MariaDB's CPU comes from /proc (a local server); run it on a quiet
-| machine.
+| amounts (chooseSlotStatement, 8, 4 and 3 amounts wide). A transaction with
+| no slot statement is the floor. MariaDB's CPU comes from /proc (a local
+| server); run it on a quiet machine.
 |
 | Knobs: SLOT_TRANSACTIONS (per variant, default 3000), BENCH_DATABASE
 | (default gateway_bench; wiped and migrated, as bench:import's).
@@ -89,11 +89,15 @@ for (const round of [0, 1]) {
     (i) => base(200_000 + first + i),
     (a) => [chooseSlotStatement(ACCOUNT, a)]
   )
-  await measure(
-    'amount held (busy day): chooseSlotStatement',
-    (i) => base(first + i),
-    (a) => [chooseSlotStatement(ACCOUNT, a)]
-  )
+  // The window's width (heldAmounts.windowWidth), each width on its own held amounts.
+  for (const [index, width] of [8, 4, 3].entries()) {
+    const from = (round * 3 + index) * N
+    await measure(
+      `amount held (busy day): chooseSlotStatement, ${width} amounts`,
+      (i) => base((from + i) % 20_000),
+      (a) => [chooseSlotStatement(ACCOUNT, a, width)]
+    )
+  }
 }
 await connection.end()
 await app.terminate()

@@ -42,9 +42,11 @@ export function takeAmountStatement(accountId: number, amount: number) {
 export const CHOSEN_SLOT = statement('@gw_slot')
 
 /**
- * How many amounts from the one asked for a busy account's create offers in
+ * The most amounts from the one asked for a busy account's create offers in
  * its one statement (chooseSlotStatement): the amount itself and the next
- * seven. A longer run of held amounts is left to reserveSlotAbove.
+ * seven; fewer when the account's recent creates went less far
+ * (heldAmounts.windowWidth). A longer run of held amounts is left to
+ * reserveSlotAbove.
  */
 export const SLOT_WINDOW = 8
 
@@ -70,9 +72,10 @@ export const SLOT_WINDOW = 8
  */
 export function chooseSlotStatement(
   account: Pick<DepositAccount, 'id' | 'maxAdjustment'>,
-  amount: number
+  amount: number,
+  width = SLOT_WINDOW
 ) {
-  const count = Math.max(1, Math.min(SLOT_WINDOW, account.maxAdjustment + 1))
+  const count = Math.max(1, Math.min(width, SLOT_WINDOW, account.maxAdjustment + 1))
   const bindings: number[] = []
   for (let k = 0; k < count; k++) bindings.push(account.id, amount + k, amount + k)
   return statement(windowSql(count), bindings)
@@ -110,20 +113,49 @@ function windowSql(count: number) {
  * it from a refused batch and four more round trips; below, it sends
  * takeAmountStatement alone, which writes one row where the other creates a
  * row for each amount it offers that has none yet.
+ *
+ * It also keeps how far above the asked amount recent creates had to go
+ * (the reach), and the window offers that far and one amount more: each
+ * amount offered costs MariaDB a row, about 5 µs (docs/performance.md). The
+ * reach follows a longer run at once and shrinks by 1 % a create, because a
+ * window too short costs the locked-row path's round trips.
  * Either way the database decides: a wrong guess costs time, never a slot.
  */
 class HeldAmounts {
   static readonly WEIGHT = 0.05
   static readonly SEARCH_FIRST_ABOVE = 0.2
+  /** What a create that went less far keeps of the reach. */
+  static readonly REACH_KEPT = 0.99
   #rates = new Map<number, number>()
+  #reaches = new Map<number, number>()
+
+  /** Forgets every account: their ids start again (a database emptied under the process). */
+  clear() {
+    this.#rates.clear()
+    this.#reaches.clear()
+  }
 
   searchFirst(accountId: number) {
     return (this.#rates.get(accountId) ?? 0) > HeldAmounts.SEARCH_FIRST_ABOVE
   }
 
-  record(accountId: number, held: boolean) {
+  /** How many amounts a busy account's window offers: SLOT_WINDOW until a reach is known. */
+  windowWidth(accountId: number) {
+    const reach = this.#reaches.get(accountId)
+    return reach === undefined ? SLOT_WINDOW : Math.min(SLOT_WINDOW, Math.floor(reach) + 2)
+  }
+
+  /**
+   * One create's outcome: whether the amount asked for was held and, when
+   * it is known, how many satang above it the amount taken was (`reach`).
+   */
+  record(accountId: number, held: boolean, reach?: number) {
     const rate = this.#rates.get(accountId) ?? 0
     this.#rates.set(accountId, rate + HeldAmounts.WEIGHT * ((held ? 1 : 0) - rate))
+    if (reach !== undefined) {
+      const kept = (this.#reaches.get(accountId) ?? reach) * HeldAmounts.REACH_KEPT
+      this.#reaches.set(accountId, Math.max(reach, kept))
+    }
   }
 }
 

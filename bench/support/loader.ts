@@ -18,6 +18,14 @@ export interface LoadOptions {
   /** Seconds; `amount` instead sends exactly that many requests. */
   duration?: number
   amount?: number
+  /**
+   * Requests per second offered over all connections, on a schedule; none:
+   * each connection sends its next request as soon as the last is answered.
+   * Latencies are then counted from when each request was due, not sent
+   * (autocannon's correction for coordinated omission), so a slow answer
+   * also counts against the requests it held back.
+   */
+  rate?: number
 }
 
 export interface LoadResult {
@@ -43,6 +51,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     connections: options.connections,
     duration: options.duration,
     amount: options.amount,
+    overallRate: options.rate,
     timeout: 30,
     requests: [
       {

@@ -5,7 +5,7 @@ import { DateTime } from 'luxon'
 import PaymentOrder from '#payments/models/payment_order'
 import { verifyDepositUsage } from '#payments/deposit_usage_counters'
 import { describePromptPay } from '#payments/promptpay_qr'
-import { chooseSlotStatement, chosenSlot, heldAmounts } from '#payments/deposit_slots'
+import { chooseSlotStatement, chosenSlot, heldAmounts, SLOT_WINDOW } from '#payments/deposit_slots'
 import { batchTransaction, COMMIT } from '#core/sql_batch'
 import {
   authBody,
@@ -301,6 +301,36 @@ test.group('payment create: success shapes', (group) => {
     // refuses it, and the attempt goes on from the locked account row.
     assert.equal(await transfer('W9'), 100.08)
     assert.isTrue(heldAmounts.searchFirst(account.id))
+    assert.deepEqual((await verifyDepositUsage()).drifts, [])
+  })
+
+  test('a busy account offers as far as its recent creates went above the amount, and one more', async ({
+    assert,
+  }) => {
+    const who = await createDepositMerchant()
+    const account = await createDepositAccount({ channel: 'transfer' })
+    const transfer = (id: string) => transferAmount(who, id)
+    // Nothing known yet: the whole window.
+    assert.equal(heldAmounts.windowWidth(account.id), SLOT_WINDOW)
+    // The plain take, then twice the locked-row path: 100.00 held, then 100.01.
+    assert.deepEqual(
+      [await transfer('R1'), await transfer('R2'), await transfer('R3')],
+      [100, 100.01, 100.02]
+    )
+    assert.equal(heldAmounts.windowWidth(account.id), 4)
+    for (let k = 0; k < 20; k++) heldAmounts.record(account.id, true)
+    // The window of four offers 100.00 … 100.03 and takes the last; then five.
+    assert.equal(await transfer('R4'), 100.03)
+    assert.equal(heldAmounts.windowWidth(account.id), 5)
+    assert.equal(await transfer('R5'), 100.04)
+    assert.equal(heldAmounts.windowWidth(account.id), 6)
+    // Many creates that found their amount close by: the window shrinks to two.
+    for (let k = 0; k < 300; k++) heldAmounts.record(account.id, true, 0)
+    assert.equal(heldAmounts.windowWidth(account.id), 2)
+    // Too short for 100.00 … 100.04 held: the locked row takes 100.05, and
+    // the window widens to reach that far again.
+    assert.equal(await transfer('R6'), 100.05)
+    assert.equal(heldAmounts.windowWidth(account.id), 7)
     assert.deepEqual((await verifyDepositUsage()).drifts, [])
   })
 

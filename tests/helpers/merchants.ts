@@ -9,6 +9,7 @@ import { postLedgerTransaction } from '#ledger/ledger'
 import { rawRequest, type RawRequestOptions } from '#tests/helpers/http'
 import type Merchant from '#merchants/models/merchant'
 import PaymentOrder from '#payments/models/payment_order'
+import { heldAmounts } from '#payments/deposit_slots'
 
 export interface TestMerchant {
   merchant: Merchant
@@ -58,6 +59,8 @@ export async function resetDatabase() {
       await trx.rawQuery('SET FOREIGN_KEY_CHECKS = 1')
     }
   })
+  // Account ids start at 1 again: what the creates learnt of the old ones no longer applies.
+  heldAmounts.clear()
 }
 
 /**

@@ -185,7 +185,7 @@ export class CreatePayment {
           // The row itself only when it is read (not from the cached copy).
           lockAccountStatement(candidate.id, cachedCount ? 'id' : '*'),
           ...(choosing
-            ? [chooseSlotStatement(candidate, input.amount)]
+            ? [chooseSlotStatement(candidate, input.amount, heldAmounts.windowWidth(candidate.id))]
             : takesSlot
               ? [takeAmountStatement(candidate.id, input.amount)]
               : []),
@@ -212,7 +212,7 @@ export class CreatePayment {
               if (chosen === null) throw new Error('the batch chose no transfer_amount')
               order.transferAmount = chosen
               order.slotAmount = chosen
-              heldAmounts.record(candidate.id, chosen !== input.amount)
+              heldAmounts.record(candidate.id, chosen !== input.amount, chosen - input.amount)
             } else if (takesSlot) {
               heldAmounts.record(candidate.id, false)
             }
@@ -225,11 +225,16 @@ export class CreatePayment {
           if (!takesSlot || !isAmountTaken(error)) {
             throw asDuplicateMerchantOrderId(error, input.merchantOrderId) ?? error
           }
-          heldAmounts.record(candidate.id, true)
           // The reservation and the lock were done; the amount is held: look above it.
           const [rows] = await trx.run([lockAccountStatement(candidate.id)])
           account = lockedAccount(rows)
           transferAmount = account ? await reserveSlotAbove(trx, account, input.amount) : null
+          // How far above it the free amount was widens the next window.
+          heldAmounts.record(
+            candidate.id,
+            true,
+            transferAmount === null ? undefined : transferAmount - input.amount
+          )
         }
         if (!account) return rollback('inactive')
         // An operator switched the account to or from bill payment between the
