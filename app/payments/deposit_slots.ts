@@ -54,8 +54,8 @@ export const SLOT_WINDOW = 8
  * The statement that chooses a transfer_amount inside the create's one round
  * trip, so that a busy account (the amount itself held by an open order)
  * costs no more than an idle one: the smallest free amount of amount …
- * amount + 7 (within max_adjustment), its row created held or a free row
- * marked held, CHOSEN_SLOT set to it; CHOSEN_SLOT is NULL when every one of
+ * amount + width - 1 (at most SLOT_WINDOW amounts, within max_adjustment),
+ * its row created held or a free row marked held, CHOSEN_SLOT set to it; CHOSEN_SLOT is NULL when every one of
  * them is held, and the order's NOT NULL transfer_amount then refuses the
  * create (isAmountTaken), which goes on from the locked account row with
  * reserveSlotAbove. chosenSlot() reads the choice from the statement's own
