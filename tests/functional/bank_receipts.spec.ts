@@ -23,11 +23,10 @@ import { cliActor, type Actor } from '#core/actor'
 import { formatGatewayDateTime } from '#core/clock'
 import { byField, refusal } from '#tests/helpers/actions'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
+  createPaymentOrder,
   resetDatabase,
-  signedPost,
   TEST_ACTOR,
   type TestMerchant,
 } from '#tests/helpers/merchants'
@@ -61,22 +60,11 @@ async function setUp(threshold: string | null = '1000.00') {
 
 let sequence = 0
 
-async function transferOrder(who: TestMerchant, amount: string) {
+function transferOrder(who: TestMerchant, amount: string) {
   sequence += 1
-  const response = await signedPost(
-    '/payment/create-transfer',
-    who,
-    authBody(who, {
-      merchant_order_id: `BR${sequence}`,
-      amount,
-      bank: 'SCB',
-      account_name: 'Somchai Jaidee',
-      account_no: '1234567890',
-      notify_url: 'https://merchant.example.test/cb',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
+  return createPaymentOrder(who, `BR${sequence}`, amount, '/payment/create-transfer', {
+    account_name: 'Somchai Jaidee',
+  })
 }
 
 /** The customer sends `amount` through the sandbox bank; its slip is uploaded on the payment page. */

@@ -1,18 +1,17 @@
 import { test } from '@japa/runner'
 import { DateTime } from 'luxon'
 import db from '@adonisjs/lucid/services/db'
-import PaymentOrder from '#payments/models/payment_order'
+import type PaymentOrder from '#payments/models/payment_order'
 import { importStatement } from '#reconciliation/actions/import_statement'
 import { expirePayment } from '#payments/actions/expire_payment'
 import { orderTimeline } from '#core/order_events'
 import { formatAmount } from '#core/money'
 import { ace } from '#tests/helpers/ace'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
+  createPaymentOrder,
   resetDatabase,
-  signedPost,
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
@@ -26,20 +25,10 @@ async function timeline(order: PaymentOrder) {
   ])
 }
 
-async function createPayment(who: TestMerchant, merchantOrderId: string) {
-  const response = await signedPost(
-    '/payment/create',
-    who,
-    authBody(who, {
-      merchant_order_id: merchantOrderId,
-      amount: '100.00',
-      bank: 'SCB',
-      account_name: 'Customer',
-      account_no: '1234567890',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
+function createPayment(who: TestMerchant, merchantOrderId: string) {
+  return createPaymentOrder(who, merchantOrderId, '100.00', '/payment/create', {
+    notify_url: undefined,
+  })
 }
 
 function statement(lines: Array<[number, DateTime?]>) {

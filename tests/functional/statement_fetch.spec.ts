@@ -35,11 +35,10 @@ import {
 import { imapUnavailable, startImapServer, type ImapServer } from '#tests/helpers/imap_server'
 import { startTestWorker, until } from '#tests/helpers/worker'
 import {
-  authBody,
   createDepositAccount,
   createDepositMerchant,
+  createPaymentOrder,
   resetDatabase,
-  signedPost,
   type TestMerchant,
 } from '#tests/helpers/merchants'
 
@@ -56,21 +55,11 @@ const BANK = 'k-electronic-document@kasikornbank.example'
 
 let sequence = 0
 
-async function createPayment(who: TestMerchant, amount = '100.00') {
+function createPayment(who: TestMerchant, amount = '100.00') {
   sequence += 1
-  const response = await signedPost(
-    '/payment/create',
-    who,
-    authBody(who, {
-      merchant_order_id: `FETCH${sequence}`,
-      amount,
-      bank: 'SCB',
-      account_name: 'Customer',
-      account_no: '1234567890',
-    })
-  )
-  if (response.status !== 200) throw new Error(response.text)
-  return PaymentOrder.findByOrFail('platform_order_id', response.json.data.platform_order_id)
+  return createPaymentOrder(who, `FETCH${sequence}`, amount, '/payment/create', {
+    notify_url: undefined,
+  })
 }
 
 /** A deposit account with one open payment on it. */

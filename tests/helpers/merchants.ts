@@ -236,12 +236,17 @@ export function withMarker(platformOrderId: string, marker: 'P' | 'W' | 'M') {
   return platformOrderId.slice(0, 3) + marker + platformOrderId.slice(4)
 }
 
-/** A payment created through the merchant API (a notify_url, so callback rows are written), as its model. */
+/**
+ * A payment created through the merchant API, as its model: by default with
+ * a notify_url, so callback rows are written. `fields` change the request's
+ * body (`notify_url: undefined` leaves it out).
+ */
 export async function createPaymentOrder(
   who: TestMerchant,
   id: string,
   amount = '100.00',
-  path = '/payment/create'
+  path = '/payment/create',
+  fields: Record<string, unknown> = {}
 ) {
   const response = await signedPost(
     path,
@@ -253,6 +258,7 @@ export async function createPaymentOrder(
       account_name: 'Customer',
       account_no: '1234567890',
       notify_url: 'https://merchant.example.test/cb',
+      ...fields,
     })
   )
   if (response.status !== 200) throw new Error(response.text)
