@@ -55,11 +55,11 @@ export const SLOT_WINDOW = 8
  * trip, so that a busy account (the amount itself held by an open order)
  * costs no more than an idle one: the smallest free amount of amount …
  * amount + width - 1 (at most SLOT_WINDOW amounts, within max_adjustment),
- * its row created held or a free row marked held, CHOSEN_SLOT set to it; CHOSEN_SLOT is NULL when every one of
- * them is held, and the order's NOT NULL transfer_amount then refuses the
- * create (isAmountTaken), which goes on from the locked account row with
- * reserveSlotAbove. chosenSlot() reads the choice from the statement's own
- * answer.
+ * its row created held or a free row marked held, CHOSEN_SLOT set to it;
+ * CHOSEN_SLOT is NULL when every one of them is held, and the order's NOT
+ * NULL transfer_amount then refuses the create (isAmountTaken), which goes
+ * on from the locked account row with reserveSlotAbove. chosenSlot() reads
+ * the choice from the statement's own answer.
  *
  * One multi-row INSERT … ON DUPLICATE KEY UPDATE, because MariaDB's cost is
  * per statement (a search of the free rows and the gaps cost about three
@@ -116,7 +116,7 @@ function windowSql(count: number) {
  *
  * It also keeps how far above the asked amount recent creates had to go
  * (the reach), and the window offers that far and one amount more: each
- * amount offered costs MariaDB a row, about 5 µs (docs/performance.md). The
+ * amount offered costs MariaDB a row, 5 to 25 µs (docs/performance.md). The
  * reach follows a longer run at once and shrinks by 1 % a create, because a
  * window too short costs the locked-row path's round trips.
  * Either way the database decides: a wrong guess costs time, never a slot.
