@@ -1,3 +1,4 @@
+import mysql, { type SqlValue } from 'mysql2'
 import env from '#start/env'
 import logger from '@adonisjs/core/services/logger'
 import { defineConfig } from '@adonisjs/lucid'
@@ -76,11 +77,16 @@ export function sessionSetup(syncWait: number | undefined, statements = '') {
 /** The pool of statement batches (app/core/sql_batch.ts). */
 export const BATCH_CONNECTION = 'mysql_batched'
 
+/**
+ * The time zone mysql2 writes and reads DATETIME values in: UTC, whatever
+ * the server's zone. The statement batches write their values with it too.
+ */
+export const BATCH_TIMEZONE = 'Z'
+
 const connection = {
   ...serverConnection,
   database: databaseName,
-  // Store and read DATETIME columns as UTC regardless of the server zone.
-  timezone: 'Z',
+  timezone: BATCH_TIMEZONE,
   dateStrings: false,
   // BIGINT satang must never pass through a float.
   supportBigNumbers: true,
@@ -121,8 +127,8 @@ const dbConfig = defineConfig({
      */
     [BATCH_CONNECTION]: {
       client: 'mysql2',
-      // Lucid's type does not list mysql2's multipleStatements.
-      connection: { ...connection, ...{ multipleStatements: true } },
+      // Lucid's type does not list mysql2's multipleStatements and queryFormat.
+      connection: { ...connection, ...{ multipleStatements: true, queryFormat: batchQueryFormat } },
       pool: {
         min: 0,
         max: 20,
@@ -136,6 +142,17 @@ const dbConfig = defineConfig({
     },
   },
 })
+
+/**
+ * The batch pool's client-side formatting: a batch arrives with its values
+ * already in its text (app/core/sql_text.ts) and is sent as it is, not read
+ * again for placeholders; a query with values (knex's own) is formatted as
+ * mysql2 formats it.
+ */
+function batchQueryFormat(sql: string, values: unknown[] | undefined, timezone: string) {
+  if (values === undefined || values.length === 0) return sql
+  return mysql.format(sql, values as SqlValue[], false, timezone)
+}
 
 interface SessionConnection {
   query(sql: string, callback: (error: Error | null) => void): void

@@ -1,6 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import type { LucidModel, LucidRow } from '@adonisjs/lucid/types/model'
-import { BATCH_CONNECTION } from '#config/database'
+import { BATCH_CONNECTION, BATCH_TIMEZONE } from '#config/database'
+import { batchText, statementText } from '#core/sql_text'
 
 /**
  * Statement batches: several statements sent in one round trip, for payment
@@ -13,7 +14,8 @@ import { BATCH_CONNECTION } from '#config/database'
  *
  * Batches run on their own connection pool (BATCH_CONNECTION), the only one
  * that accepts several statements per query: the rest of the gateway keeps
- * mysql2's single-statement default. Every value is still a bound parameter.
+ * mysql2's single-statement default. Every value is still a `?` placeholder
+ * of its statement, escaped by mysql2's rules (app/core/sql_text.ts).
  * Its sessions are READ COMMITTED (each statement sees the latest committed
  * rows, as the hot paths need) and strict (the refusal below needs it).
  */
@@ -38,7 +40,7 @@ export interface SqlClient {
 /** mysql2's callback connection, as knex's pool hands it out. */
 interface RawConnection {
   query(
-    options: { sql: string; values: unknown[] },
+    options: { sql: string; values?: unknown[] },
     callback: (error: Error | null, results: any) => void
   ): void
   __knex__disposed?: unknown
@@ -76,10 +78,7 @@ export class BatchTransaction implements SqlClient {
     const sent = opens ? [BEGIN, ...statements] : statements
     // Set before sending: whatever the outcome, a transaction may be open.
     this.#begun = true
-    const results = await this.#query(
-      sent.map((each) => each.sql).join(';\n'),
-      sent.flatMap((each) => each.bindings)
-    )
+    const results = await this.#query(batchText(sent, BATCH_TIMEZONE))
     const list = sent.length === 1 ? [results] : results
     if (statements.at(-1)?.sql === COMMIT.sql) this.#committed = true
     return opens ? list.slice(1) : list
@@ -94,7 +93,7 @@ export class BatchTransaction implements SqlClient {
   async end(failed: boolean) {
     if (!this.#begun || this.#committed) return
     try {
-      await this.#query(failed ? 'ROLLBACK' : 'COMMIT', [])
+      await this.#query(failed ? 'ROLLBACK' : 'COMMIT')
       this.#committed = !failed
     } catch (error) {
       // The connection's state is unknown: the pool must not hand it out again.
@@ -103,11 +102,10 @@ export class BatchTransaction implements SqlClient {
     }
   }
 
-  #query(sql: string, values: unknown[]) {
+  /** `sql` with its values in it (sql_text.ts): the batch pool formats nothing again. */
+  #query(sql: string) {
     return new Promise<any>((resolve, reject) =>
-      this.connection.query({ sql, values }, (error, results) =>
-        error ? reject(error) : resolve(results)
-      )
+      this.connection.query({ sql }, (error, results) => (error ? reject(error) : resolve(results)))
     )
   }
 }
@@ -123,7 +121,7 @@ export async function runStatement(one: Statement): Promise<any> {
   const connection = await client.acquireConnection()
   try {
     return await new Promise<any>((resolve, reject) =>
-      connection.query({ sql: one.sql, values: one.bindings as unknown[] }, (error, results) =>
+      connection.query({ sql: statementText(one, BATCH_TIMEZONE) }, (error, results) =>
         error ? reject(error) : resolve(results)
       )
     )

@@ -1,6 +1,5 @@
 import { DateTime } from 'luxon'
 import type { ModelAttributes } from '@adonisjs/lucid/types/model'
-import { v7 as uuidv7 } from 'uuid'
 import type Merchant from '#merchants/models/merchant'
 import Platform from '#merchants/models/platform'
 import PaymentOrder, { type PaymentType } from '#payments/models/payment_order'
@@ -39,6 +38,7 @@ import { isWithinOpenPeriod } from '#merchants/open_period'
 import { billPaymentPayload, promptPayPayload } from '#payments/promptpay_qr'
 import { depositProvider } from '#payments/providers/registry'
 import { newPlatformOrderId } from '#core/order_ids'
+import { newUuidV7 } from '#core/random'
 import {
   asDuplicateMerchantOrderId,
   reserveMerchantOrderIdStatement,
@@ -333,7 +333,7 @@ function newOrder(
   const order = new PaymentOrder()
   order.$attributes = {
     platformOrderId,
-    uuid: uuidv7(),
+    uuid: newUuidV7(),
     merchantId: merchant.id,
     merchantOrderId: input.merchantOrderId,
     paymentType: type,
