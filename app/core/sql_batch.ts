@@ -1,7 +1,7 @@
 import db from '@adonisjs/lucid/services/db'
 import type { LucidModel, LucidRow } from '@adonisjs/lucid/types/model'
 import { BATCH_CONNECTION, BATCH_TIMEZONE } from '#config/database'
-import { batchText, statementText } from '#core/sql_text'
+import { executeText } from '#core/prepared_statements'
 
 /**
  * Statement batches: several statements sent in one round trip, for payment
@@ -15,7 +15,9 @@ import { batchText, statementText } from '#core/sql_text'
  * Batches run on their own connection pool (BATCH_CONNECTION), the only one
  * that accepts several statements per query: the rest of the gateway keeps
  * mysql2's single-statement default. Every value is still a `?` placeholder
- * of its statement, escaped by mysql2's rules (app/core/sql_text.ts).
+ * of its statement: each connection prepares a statement's text once and
+ * executes it with the values written by mysql2's rules
+ * (app/core/prepared_statements.ts, app/core/sql_text.ts).
  * Its sessions are READ COMMITTED (each statement sees the latest committed
  * rows, as the hot paths need) and strict (the refusal below needs it).
  */
@@ -78,7 +80,7 @@ export class BatchTransaction implements SqlClient {
     const sent = opens ? [BEGIN, ...statements] : statements
     // Set before sending: whatever the outcome, a transaction may be open.
     this.#begun = true
-    const results = await this.#query(batchText(sent, BATCH_TIMEZONE))
+    const results = await this.#query(await executeText(this.connection, sent, BATCH_TIMEZONE))
     const list = sent.length === 1 ? [results] : results
     if (statements.at(-1)?.sql === COMMIT.sql) this.#committed = true
     return opens ? list.slice(1) : list
@@ -120,10 +122,9 @@ export async function runStatement(one: Statement): Promise<any> {
   const client = batchClient()
   const connection = await client.acquireConnection()
   try {
+    const sql = await executeText(connection, [one], BATCH_TIMEZONE)
     return await new Promise<any>((resolve, reject) =>
-      connection.query({ sql: statementText(one, BATCH_TIMEZONE) }, (error, results) =>
-        error ? reject(error) : resolve(results)
-      )
+      connection.query({ sql }, (error, results) => (error ? reject(error) : resolve(results)))
     )
   } finally {
     await client.releaseConnection(connection)

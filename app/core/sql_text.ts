@@ -36,14 +36,20 @@ export function statementText({ sql, bindings }: Statement, timezone: string) {
     return mysql.format(sql, bindings as SqlValue[], false, timezone)
   }
   let text = parts[0]
-  for (const [i, value] of bindings.entries()) text += escapeValue(value, timezone) + parts[i + 1]
+  for (const [i, value] of bindings.entries()) text += valueText(value, timezone) + parts[i + 1]
   return text
 }
 
-function escapeValue(value: unknown, timezone: string) {
+/** One value as mysql2's format writes it in place of a `?`. */
+export function valueText(value: unknown, timezone: string) {
   return typeof value === 'number' || typeof value === 'bigint'
     ? `${value}`
     : mysql.escape(value as SqlValue, true, timezone)
+}
+
+/** A value mysql2 writes as a list of values (`?` in `IN (?)`) or of assignments. */
+export function isWrittenAsList(value: unknown) {
+  return Array.isArray(value) || value instanceof Set || isExpanded(value)
 }
 
 /** Values mysql2's format writes as lists of assignments or values: left to it. */
@@ -71,6 +77,20 @@ function cut(sql: string, count: number) {
 }
 
 const MARK = '\u0000'
+
+/**
+ * How many `?` placeholders mysql2's format finds in `sql` (outside quotes
+ * and comments), counting no further than `atMost` + 1.
+ */
+export function placeholderCount(sql: string, atMost: number) {
+  if (sql.includes(MARK)) return -1
+  const markers = Array.from({ length: atMost + 1 }, () => ({ toSqlString: () => MARK }))
+  try {
+    return mysql.format(sql, markers, false, 'Z').split(MARK).length - 1
+  } catch {
+    return -1
+  }
+}
 
 function cutOnce(sql: string, count: number): string[] | null {
   if (sql.includes(MARK)) return null

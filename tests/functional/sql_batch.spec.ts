@@ -1,7 +1,13 @@
 import { test } from '@japa/runner'
 import db from '@adonisjs/lucid/services/db'
 import { BATCH_CONNECTION } from '#config/database'
-import { batchTransaction, COMMIT, refuseUnless, statement } from '#core/sql_batch'
+import {
+  batchTransaction,
+  COMMIT,
+  refuseUnless,
+  statement,
+  type BatchTransaction,
+} from '#core/sql_batch'
 
 /**
  * Batch transactions (app/core/sql_batch.ts): START TRANSACTION leaves with
@@ -122,4 +128,63 @@ test.group('sql batches: one transaction, begun and committed inside the batches
     assert.lengthOf(await rows(), 25)
     assert.equal(poolInUse(), 0)
   })
+
+  test('a statement is prepared once on its connection, then executed with each batch', async ({
+    assert,
+  }) => {
+    // A text of its own: no earlier test prepared it on this connection.
+    const tag = `probe ${Date.now()} ${Math.random()}`
+    const insertTagged = (id: number, amount: number) =>
+      statement(`INSERT INTO ${TABLE} (id, amount) VALUES (?, ?) /* ${tag} */`, [id, amount])
+    await batchTransaction(async (trx) => {
+      const before = await sessionCounts(trx)
+      await trx.run([insertTagged(1, 100)])
+      await trx.run([insertTagged(2, 200), insertTagged(3, 300)])
+      const after = await sessionCounts(trx)
+      assert.equal(after.Com_prepare_sql - before.Com_prepare_sql, 1)
+      assert.equal(after.Com_execute_sql - before.Com_execute_sql, 3)
+      await trx.run([COMMIT])
+    })
+    assert.deepEqual(await rows(), [
+      [1, 100],
+      [2, 200],
+      [3, 300],
+    ])
+  })
+
+  test('a statement that cannot be prepared as it is sent is sent as text, with the same answer', async ({
+    assert,
+  }) => {
+    await batchTransaction(async (trx) => {
+      const before = await sessionCounts(trx)
+      const [status, extra, list, identifier] = await trx.run([
+        // MariaDB prepares no SHOW … LIKE ?
+        statement('SHOW SESSION STATUS LIKE ?', ['Com_execute_sql']),
+        // mysql2 ignores a value beyond the placeholders; EXECUTE would refuse it.
+        statement('SELECT ? AS a', [1, 2]),
+        // A list is written as several values (mysql2).
+        statement('SELECT ? IN (?) AS found', [2, [1, 2, 3]]),
+        // An identifier placeholder (mysql2).
+        statement('SELECT ?? AS b FROM (SELECT 5 AS amount) AS t', ['amount']),
+      ])
+      assert.equal(status[0].Variable_name, 'Com_execute_sql')
+      assert.equal(Number(extra[0].a), 1)
+      assert.equal(Number(list[0].found), 1)
+      assert.equal(Number(identifier[0].b), 5)
+      const after = await sessionCounts(trx)
+      assert.equal(after.Com_execute_sql - before.Com_execute_sql, 0)
+    })
+  })
 })
+
+/** The session's counts of PREPARE and EXECUTE statements, on the transaction's connection. */
+async function sessionCounts(trx: BatchTransaction) {
+  const [found] = await trx.run([
+    statement("SHOW SESSION STATUS WHERE Variable_name IN ('Com_prepare_sql', 'Com_execute_sql')"),
+  ])
+  const counts: Record<string, number> = {}
+  for (const row of found as Array<{ Variable_name: string; Value: string }>) {
+    counts[row.Variable_name] = Number(row.Value)
+  }
+  return counts as { Com_prepare_sql: number; Com_execute_sql: number }
+}

@@ -307,8 +307,11 @@ export class CreatePayment {
   }
 }
 
-/** A new open order on `account` for `transferAmount` (its QR payload included). */
-function newOrder(
+/**
+ * A new open order on `account` for `transferAmount` (its QR payload
+ * included). Exported for bench/create_statements.ts.
+ */
+export function newOrder(
   merchant: Merchant,
   type: PaymentType,
   input: PaymentInput,
