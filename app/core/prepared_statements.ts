@@ -15,8 +15,9 @@ interface Connection {
  * The statements of a batch as EXECUTEs of statements their connection has
  * prepared (SQL PREPARE, once per connection and text), in one text. MariaDB
  * parses and resolves a statement text on every execution; a prepared one
- * only once per connection, and a payment create's batch then costs it about
- * a quarter less CPU (`npm run bench:statements`, docs/performance.md). The
+ * only once per connection, and a payment create's batch then costs it a
+ * tenth to a quarter less CPU (`npm run bench:statements`,
+ * docs/performance.md). The
  * EXECUTEs still travel together, with their COMMIT, in one round trip.
  *
  * A text is prepared in a round trip of its own before the batch that first
