@@ -24,7 +24,9 @@ interface Connection {
  * uses it on a connection (so a batch's answers are its statements' only).
  * A statement without values, with a value mysql2 writes as a list (an
  * array, an object), a text MariaDB will not prepare, or past
- * PER_CONNECTION texts on its connection is sent as text, as before.
+ * PER_CONNECTION texts on its connection is sent as text, as before; so is
+ * one whose PREPARE failed for another reason, until a later batch
+ * prepares it.
  */
 export async function executeText(
   connection: Connection,
@@ -96,11 +98,12 @@ async function prepare(
     await query(connection, `PREPARE ${handle} FROM ${valueText(sql, 'Z')}`)
     handles.set(sql, handle)
   } catch (error) {
-    const { errno, fatal } = error as { errno?: number; fatal?: boolean }
-    // A lost connection fails the batch as it would have; the server's
-    // limit on prepared statements is reached: text, this time.
-    if (fatal || errno === ER_MAX_PREPARED_STMT_COUNT_REACHED) return
-    refuse(sql)
+    // A text MariaDB cannot prepare stays text. Any other failure (a lost
+    // connection, a cluster node not ready, the server's limit on prepared
+    // statements) sends this batch's statement as text, and the next batch
+    // tries again: the batch itself fails as it would have, or runs.
+    const { errno } = error as { errno?: number }
+    if (errno !== undefined && NOT_PREPARABLE.has(errno)) refuse(sql)
   }
 }
 
@@ -108,7 +111,8 @@ function refuse(sql: string) {
   if (refused.size < MAX_REFUSED) refused.add(sql)
 }
 
-const ER_MAX_PREPARED_STMT_COUNT_REACHED = 1461
+/** ER_PARSE_ERROR, ER_UNSUPPORTED_PS: the text, not the moment, is the cause. */
+const NOT_PREPARABLE = new Set([1064, 1295])
 
 function query(connection: Connection, sql: string) {
   return new Promise<unknown>((resolve, reject) =>
