@@ -81,12 +81,12 @@ export const BATCH_CONNECTION = 'mysql_batched'
  * The time zone mysql2 writes and reads DATETIME values in: UTC, whatever
  * the server's zone. The statement batches write their values with it too.
  */
-export const BATCH_TIMEZONE = 'Z'
+export const DB_TIMEZONE = 'Z'
 
 const connection = {
   ...serverConnection,
   database: databaseName,
-  timezone: BATCH_TIMEZONE,
+  timezone: DB_TIMEZONE,
   dateStrings: false,
   // BIGINT satang must never pass through a float.
   supportBigNumbers: true,

@@ -1,7 +1,10 @@
 import db from '@adonisjs/lucid/services/db'
 import type { LucidModel, LucidRow } from '@adonisjs/lucid/types/model'
-import { BATCH_CONNECTION, BATCH_TIMEZONE } from '#config/database'
-import { executeText } from '#core/prepared_statements'
+import { BATCH_CONNECTION, DB_TIMEZONE } from '#config/database'
+import { executeText, send, type RawConnection } from '#core/prepared_statements'
+import type { Statement } from '#core/sql_text'
+
+export type { Statement } from '#core/sql_text'
 
 /**
  * Statement batches: several statements sent in one round trip, for payment
@@ -21,11 +24,6 @@ import { executeText } from '#core/prepared_statements'
  * Its sessions are READ COMMITTED (each statement sees the latest committed
  * rows, as the hot paths need) and strict (the refusal below needs it).
  */
-export interface Statement {
-  sql: string
-  bindings: readonly unknown[]
-}
-
 export function statement(sql: string, bindings: readonly unknown[] = []): Statement {
   return { sql, bindings }
 }
@@ -37,15 +35,6 @@ export function statement(sql: string, bindings: readonly unknown[] = []): State
  */
 export interface SqlClient {
   rawQuery(sql: string, bindings?: any[]): PromiseLike<any>
-}
-
-/** mysql2's callback connection, as knex's pool hands it out. */
-interface RawConnection {
-  query(
-    options: { sql: string; values?: unknown[] },
-    callback: (error: Error | null, results: any) => void
-  ): void
-  __knex__disposed?: unknown
 }
 
 const BEGIN = statement('START TRANSACTION')
@@ -80,7 +69,10 @@ export class BatchTransaction implements SqlClient {
     const sent = opens ? [BEGIN, ...statements] : statements
     // Set before sending: whatever the outcome, a transaction may be open.
     this.#begun = true
-    const results = await this.#query(await executeText(this.connection, sent, BATCH_TIMEZONE))
+    const results = await send(
+      this.connection,
+      await executeText(this.connection, sent, DB_TIMEZONE)
+    )
     const list = sent.length === 1 ? [results] : results
     if (statements.at(-1)?.sql === COMMIT.sql) this.#committed = true
     return opens ? list.slice(1) : list
@@ -95,20 +87,13 @@ export class BatchTransaction implements SqlClient {
   async end(failed: boolean) {
     if (!this.#begun || this.#committed) return
     try {
-      await this.#query(failed ? 'ROLLBACK' : 'COMMIT')
+      await send(this.connection, failed ? 'ROLLBACK' : 'COMMIT')
       this.#committed = !failed
     } catch (error) {
       // The connection's state is unknown: the pool must not hand it out again.
       this.connection.__knex__disposed = error
       if (!failed) throw error
     }
-  }
-
-  /** `sql` with its values in it (sql_text.ts): the batch pool formats nothing again. */
-  #query(sql: string) {
-    return new Promise<any>((resolve, reject) =>
-      this.connection.query({ sql }, (error, results) => (error ? reject(error) : resolve(results)))
-    )
   }
 }
 
@@ -122,10 +107,7 @@ export async function runStatement(one: Statement): Promise<any> {
   const client = batchClient()
   const connection = await client.acquireConnection()
   try {
-    const sql = await executeText(connection, [one], BATCH_TIMEZONE)
-    return await new Promise<any>((resolve, reject) =>
-      connection.query({ sql }, (error, results) => (error ? reject(error) : resolve(results)))
-    )
+    return await send(connection, await executeText(connection, [one], DB_TIMEZONE))
   } finally {
     await client.releaseConnection(connection)
   }

@@ -1,7 +1,7 @@
 import { test } from '@japa/runner'
 import mysql from 'mysql2'
 import { statement } from '#core/sql_batch'
-import { batchText, statementText } from '#core/sql_text'
+import { hasPlaceholders, statementText } from '#core/sql_text'
 
 /** What mysql2 itself writes for the statement (its client-side format). */
 function asMysql2Writes(sql: string, bindings: unknown[]) {
@@ -67,16 +67,28 @@ test.group('Statement batch text', () => {
     )
   })
 
-  test('a batch is its statements joined, each with its own values', ({ assert }) => {
+  test('each statement of a batch gets its own values', ({ assert }) => {
     const statements = [
       statement('START TRANSACTION'),
       statement('INSERT INTO t (a) VALUES (?)', [1]),
       statement('UPDATE t SET b = ? WHERE a = ?', ['x', 1]),
       statement('COMMIT'),
     ]
-    assert.equal(
-      batchText(statements, 'Z'),
-      "START TRANSACTION;\nINSERT INTO t (a) VALUES (1);\nUPDATE t SET b = 'x' WHERE a = 1;\nCOMMIT"
+    assert.deepEqual(
+      statements.map((each) => statementText(each, 'Z')),
+      [
+        'START TRANSACTION',
+        'INSERT INTO t (a) VALUES (1)',
+        "UPDATE t SET b = 'x' WHERE a = 1",
+        'COMMIT',
+      ]
     )
+  })
+
+  test('a text has exactly as many placeholders as values, or not', ({ assert }) => {
+    assert.isTrue(hasPlaceholders('SELECT ? AS a, ? AS b', 2))
+    assert.isFalse(hasPlaceholders('SELECT ? AS a, ? AS b', 1))
+    assert.isFalse(hasPlaceholders('SELECT ? AS a', 2))
+    assert.isTrue(hasPlaceholders("SELECT '?' AS a, ? AS b", 1))
   })
 })
