@@ -16,17 +16,13 @@
 | (default gateway_bench; wiped and migrated, as bench:slots').
 */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import mysql from 'mysql2/promise'
 import { DateTime } from 'luxon'
 import type { Statement } from '#core/sql_batch'
-import { BENCH_DEPOSIT_ACCOUNT } from './support/deposit_account.js'
+import { createBenchMerchant } from './support/deposit_account.js'
+import { mariadbWithCpu } from './support/mariadb_cpu.js'
 
 const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
-const { createPlatform } = await import('#merchants/actions/create_platform')
-const { createMerchant } = await import('#merchants/actions/create_merchant')
-const { default: DepositAccount } = await import('#payments/models/deposit_account')
 const { newOrder } = await import('#payments/actions/create_payment')
 const { requestStatement } = await import('#core/merchant_requests')
 const { reserveMerchantOrderIdStatement } = await import('#merchants/merchant_order_ids')
@@ -37,18 +33,13 @@ const { insertStatement } = await import('#core/sql_batch')
 const { createdOrderEventStatement } = await import('#core/order_events')
 const { newPlatformOrderId } = await import('#core/order_ids')
 const { merchantActor } = await import('#core/actor')
-const { batchText } = await import('#core/sql_text')
+const { statementText } = await import('#core/sql_text')
 const { executeText } = await import('#core/prepared_statements')
-const { BATCH_TIMEZONE } = await import('#config/database')
+const { DB_TIMEZONE } = await import('#config/database')
 
 const N = Number(process.env.STATEMENT_TRANSACTIONS ?? 3000)
 
-const actor = { name: 'bench' }
-await createPlatform({ code: 'bench', name: 'Benchmark' }, actor)
-const { merchant } = await createMerchant({ platform: 'bench', name: 'Bench shop' }, actor)
-merchant.merge({ depositGroup: 'bench' })
-await merchant.save()
-const account = await DepositAccount.create({ ...BENCH_DEPOSIT_ACCOUNT })
+const { merchant, account } = await createBenchMerchant()
 
 const NAMES = ['request', 'reservation', 'lock', 'amount', 'order', 'event', 'count'] as const
 type Name = (typeof NAMES)[number]
@@ -95,25 +86,7 @@ function createStatements(): Record<Name, Statement> {
   }
 }
 
-const connection = await mysql.createConnection({
-  host: process.env.DB_HOST ?? '127.0.0.1',
-  port: Number(process.env.DB_PORT ?? 3306),
-  user: process.env.DB_USER ?? 'root',
-  password: process.env.DB_PASSWORD ?? '',
-  database: process.env.DB_DATABASE,
-  multipleStatements: true,
-})
-const [pidRows] = await connection.query('SELECT @@GLOBAL.pid_file AS file')
-const serverPid = readFileSync((pidRows as Array<{ file: string }>)[0].file, 'utf8').trim()
-/** The server's user + system CPU so far, in ms (clock ticks of 10 ms). */
-function serverCpu() {
-  const fields = readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
-// The batch pool's session (config/database.ts).
-await connection.query(
-  "SET SESSION tx_isolation = 'READ-COMMITTED', SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, 'STRICT_TRANS_TABLES')"
-)
+const { connection, serverCpu } = await mariadbWithCpu()
 
 /** MariaDB's CPU per transaction (µs) for the batch `text(statements)` sent N times. */
 async function measure(text: (statements: Record<Name, Statement>) => Promise<string> | string) {
@@ -132,15 +105,12 @@ const executes = (names: readonly Name[]) => (statements: Record<Name, Statement
   executeText(
     raw,
     names.map((name) => statements[name]),
-    BATCH_TIMEZONE
+    DB_TIMEZONE
   )
 
 /** The same statements as texts with their values in them (the create before prepared statements). */
 const texts = (names: readonly Name[]) => (statements: Record<Name, Statement>) =>
-  batchText(
-    names.map((name) => statements[name]),
-    BATCH_TIMEZONE
-  )
+  names.map((name) => statementText(statements[name], DB_TIMEZONE)).join(';\n')
 
 console.log(`${N} transactions each, one connection; MariaDB's CPU per transaction`)
 const line = (label: string, micros: number, note = '') =>

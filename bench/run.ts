@@ -49,7 +49,7 @@ import {
 import { runLoad, type LoadResult } from './support/loader.js'
 import { AllocationSampler, INSPECT_PORT, summarizeAllocations } from './support/alloc_profile.js'
 import { MachineCpu, machineCpuText, mib } from './support/proc.js'
-import { BENCH_DEPOSIT_ACCOUNT } from './support/deposit_account.js'
+import { createBenchMerchant } from './support/deposit_account.js'
 
 const ALL_SCENARIOS = ['create', 'create-full', 'balance', 'withdraw', 'callbacks', 'import']
 const SCENARIOS = new Set(
@@ -155,24 +155,13 @@ const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
 const { default: db } = await import('@adonisjs/lucid/services/db')
 const { serverConnection, databaseName } = await import('#config/database')
-const { createPlatform } = await import('#merchants/actions/create_platform')
-const { createMerchant } = await import('#merchants/actions/create_merchant')
-const { default: DepositAccount } = await import('#payments/models/deposit_account')
 const { postLedgerTransaction } = await import('#ledger/ledger')
 const { queue } = await import('#core/queue/queue_manager')
 const { QUEUE_NAMES } = await import('#jobs/jobs')
 const { dispatchAll, queueConnection } = await import('#core/queue/queue_manager')
 const { callbackJobId } = await import('#callbacks/enqueue')
 
-const actor = { name: 'bench' }
-await createPlatform({ code: 'bench', name: 'Benchmark' }, actor)
-const { merchant, credentials } = await createMerchant(
-  { platform: 'bench', name: 'Bench shop' },
-  actor
-)
-merchant.merge({ depositGroup: 'bench', payoutRoute: 'sandbox' })
-await merchant.save()
-const account = await DepositAccount.create({ ...BENCH_DEPOSIT_ACCOUNT })
+const { merchant, credentials, account } = await createBenchMerchant({ payoutRoute: 'sandbox' })
 // Enough balance for every withdrawal of the run (100 THB each).
 await db.transaction((trx) =>
   postLedgerTransaction(trx, {

@@ -13,10 +13,9 @@
 | satang is held too), BENCH_DATABASE (default gateway_bench; wiped and
 | migrated, as bench:import's).
 */
-import { readFileSync } from 'node:fs'
-import mysql from 'mysql2/promise'
 import type { Statement } from '#core/sql_batch'
 import { BENCH_DEPOSIT_ACCOUNT } from './support/deposit_account.js'
+import { mariadbWithCpu } from './support/mariadb_cpu.js'
 
 const { bootForBenchmark } = await import('./boot.js')
 const app = await bootForBenchmark()
@@ -33,21 +32,7 @@ const ACCOUNT = await DepositAccount.create({ ...BENCH_DEPOSIT_ACCOUNT })
 // The amounts the benchmark's creates ask for: 100 THB + k × 10 THB.
 const base = (k: number) => 100_00 + k * 1000
 
-const connection = await mysql.createConnection({
-  host: process.env.DB_HOST ?? '127.0.0.1',
-  port: Number(process.env.DB_PORT ?? 3306),
-  user: process.env.DB_USER ?? 'root',
-  password: process.env.DB_PASSWORD ?? '',
-  database: process.env.DB_DATABASE,
-  multipleStatements: true,
-})
-const [pidRows] = await connection.query('SELECT @@GLOBAL.pid_file AS file')
-const serverPid = readFileSync((pidRows as Array<{ file: string }>)[0].file, 'utf8').trim()
-/** The server's user + system CPU so far, in ms (clock ticks of 10 ms). */
-function serverCpu() {
-  const fields = readFileSync(`/proc/${serverPid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
+const { connection, serverCpu } = await mariadbWithCpu()
 
 // The benchmark's busy day on one account: 20,000 amounts held, and for
 // 15,000 of them the next satang too (bench/run.ts, create-full).
@@ -56,8 +41,6 @@ await connection.query(
    SELECT ${ACCOUNT.id}, ${base(0)} + seq * 1000, 1 FROM seq_0_to_19999
    UNION ALL SELECT ${ACCOUNT.id}, ${base(0)} + seq * 1000 + 1, 1 FROM seq_0_to_14999`
 )
-// The batch pool's isolation (config/database.ts).
-await connection.query("SET SESSION tx_isolation = 'READ-COMMITTED'")
 
 const sql = (statements: Statement[]) =>
   statements.map((one) => connection.format(one.sql, one.bindings as any[])).join(';\n')
