@@ -11,6 +11,7 @@
 | Knobs: SCENARIOS (create, create-full, balance, withdraw, callbacks, import;
 | default all), PROCESSES (web processes, default 1,2), DURATION (seconds per
 | measured run, default 10), WARMUP (seconds before each, default 10),
+| SLICES (turns of the runs measured beside the baseline, default 5),
 | CONNECTIONS (default 20), SEED_ORDERS (orders of the day for create-full,
 | default 200000), SEED_OPEN (of them open, on the amounts the creates ask
 | for, default 35000), CALLBACKS (default 20000), WORKER_CONCURRENCY (queue:work
@@ -46,7 +47,7 @@ import {
   writeCertificate,
   WEB_HEAP_FLAGS,
 } from './support/gateway.js'
-import { runLoad, type LoadResult } from './support/loader.js'
+import { runInTurns, runLoad, type LoadOptions, type LoadResult } from './support/loader.js'
 import { AllocationSampler, INSPECT_PORT, summarizeAllocations } from './support/alloc_profile.js'
 import { MachineCpu, machineCpuText, mib } from './support/proc.js'
 import { createBenchMerchant } from './support/deposit_account.js'
@@ -63,6 +64,7 @@ for (const name of SCENARIOS) {
 const PROCESSES = (process.env.PROCESSES ?? '1,2').split(',').map(Number)
 const DURATION = Number(process.env.DURATION ?? 10)
 const WARMUP = Number(process.env.WARMUP ?? 10)
+const SLICES = Number(process.env.SLICES ?? 5)
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20)
 const SEED_ORDERS = Number(process.env.SEED_ORDERS ?? 200_000)
 /** Of them, still open and holding their slot, on the amounts the creates ask for. */
@@ -223,22 +225,22 @@ const bodies = {
 }
 const baselineBody = () => JSON.stringify({ ...authFields(), merchant_order_id: `B${sequence}` })
 
-const loadRun = (
+const loadOptions = (
   path: string,
   body: (n: number) => string,
   target = url,
   duration = DURATION,
   rate?: number
-) =>
-  runLoad({
-    url: target,
-    path,
-    secret: credentials.secret,
-    body,
-    connections: CONNECTIONS,
-    duration,
-    rate,
-  })
+): LoadOptions => ({
+  url: target,
+  path,
+  secret: credentials.secret,
+  body,
+  connections: CONNECTIONS,
+  duration,
+  rate,
+})
+const loadRun = (...args: Parameters<typeof loadOptions>) => runLoad(loadOptions(...args))
 
 console.log(
   `gateway benchmark: build/, NODE_ENV=production, HTTPS, ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, database ${databaseName}, ${cpus().length} CPUs`
@@ -269,14 +271,20 @@ if (failed) process.exitCode = 1
 
 async function runWebScenarios(processes: number) {
   console.log(`\n--- ${processes} web process${processes > 1 ? 'es' : ''} ---`)
-  const measureBaselineNow = async () => {
-    const result = await measureBaseline(processes)
-    console.log(
-      `baseline: ${describe(result)}, CPU per request ${result.cpuMs.toFixed(2)} ms, machine ${machineCpuText(result.machine)}`
-    )
-    return result
+  // Up for the whole block: the rates are measured in turns with it (measure()).
+  const bare = await startBaseline(processes)
+  try {
+    await webScenarios(processes, bare)
+  } finally {
+    await bare.child.stop()
   }
-  const baseline = await measureBaselineNow()
+}
+
+async function webScenarios(processes: number, bare: BareBaseline) {
+  const baseline = await measureBaseline(bare)
+  console.log(
+    `baseline: ${describe(baseline)}, CPU per request ${baseline.cpuMs.toFixed(2)} ms, machine ${machineCpuText(baseline.machine)}`
+  )
   baselineCpu.set(processes, baseline.cpuMs)
 
   const worker = startWorker(webEnv, workerArgs)
@@ -293,10 +301,19 @@ async function runWebScenarios(processes: number) {
   let loadPeak = 0
   let workerPeak = 0
 
-  /** One measured run; `rate`: requests offered per second on a schedule (runLoad). */
-  const measure = async (path: string, body: (n: number) => string, rate?: number) => {
+  /**
+   * One measured run. `rate`: requests offered per second on a schedule
+   * (runLoad). `beside`: measured in SLICES turns with the bare baseline
+   * (runInTurns), which it returns as `beside`; the CPU and machine figures
+   * of each count their own turns only.
+   */
+  const measure = async (
+    path: string,
+    body: (n: number) => string,
+    options: { rate?: number; beside?: boolean } = {}
+  ) => {
     await workerQuiet()
-    if (WARMUP > 0) await loadRun(path, body, url, WARMUP, rate)
+    if (WARMUP > 0) await loadRun(path, body, url, WARMUP, options.rate)
     webRss.start()
     workerRss.start()
     webCpu.start()
@@ -304,7 +321,34 @@ async function runWebScenarios(processes: number) {
     const machine = new MachineCpu()
     machine.start()
     await sampler?.start()
-    const result = await loadRun(path, body, url, DURATION, rate)
+    let result: LoadResult
+    let beside: BaselineRun | undefined
+    if (options.beside) {
+      const bareCpu = new CpuWatch(bare.child)
+      const bareMachine = new MachineCpu()
+      const watches = { first: [bareCpu, bareMachine], second: [webCpu, workerCpu, machine] }
+      for (const watch of watches.first) watch.start()
+      for (const watch of [...watches.first, ...watches.second]) watch.pause()
+      const turns = await runInTurns(
+        loadOptions('/baseline', baselineBody, bare.url, DURATION / SLICES),
+        loadOptions(path, body, url, DURATION / SLICES, options.rate),
+        SLICES,
+        DURATION / SLICES,
+        {
+          before: (load) => watches[load].forEach((watch) => watch.resume()),
+          after: (load) => watches[load].forEach((watch) => watch.pause()),
+        }
+      )
+      result = turns.second
+      beside = {
+        ...turns.first,
+        cpuMs: bareCpu.stop(turns.first.requests),
+        machine: bareMachine.stop(turns.first.requests),
+      }
+      if (beside.ok === 0) failed = true
+    } else {
+      result = await loadRun(path, body, url, DURATION, options.rate)
+    }
     const allocations = sampler ? summarizeAllocations(await sampler.stop(), result.requests) : []
     const peaks = { web: webRss.stop(), worker: workerRss.stop() }
     // The worker's share: the jobs these requests queued, run while they were being served.
@@ -312,12 +356,17 @@ async function runWebScenarios(processes: number) {
     const machineCpu = machine.stop(result.requests)
     loadPeak = Math.max(loadPeak, peaks.web)
     workerPeak = Math.max(workerPeak, peaks.worker)
+    if (beside) {
+      console.log(
+        `baseline in turns with it: ${describe(beside)}, CPU per request ${beside.cpuMs.toFixed(2)} ms, machine ${machineCpuText(beside.machine)}`
+      )
+    }
     console.log(
       `${path}: ${describe(result)}, web peak ${mib(peaks.web)} MiB, CPU per request ${cpuText(cpu)}, machine ${machineCpuText(machineCpu)}`
     )
     for (const line of allocations) console.log(line)
     if (result.ok === 0) failed = true
-    return { result, peaks, cpu, machineCpu }
+    return { result, peaks, cpu, machineCpu, beside }
   }
   const rssText = (
     peaks: { web: number; worker: number },
@@ -347,15 +396,17 @@ async function runWebScenarios(processes: number) {
   try {
     let emptyRate: number | undefined
     let emptyCost: number | undefined
+    let createBaseline: BaselineRun = baseline
     if (SCENARIOS.has('create') || SCENARIOS.has('create-full')) {
       await emptyPaymentOrders()
-      const run = await measure('/payment/create-transfer', bodies.create)
+      const run = await measure('/payment/create-transfer', bodies.create, { beside: true })
       emptyRate = run.result.perSecond
       emptyCost = relativeCost(run.machineCpu)
+      createBaseline = run.beside!
       rows.push({
-        ...loadRow('/payment/create-transfer, one deposit account, empty table', run),
+        ...loadRow('/payment/create-transfer, one deposit account, empty table', run, run.beside),
         target: '≥ 25 % of baseline',
-        met: run.result.perSecond >= 0.25 * baseline.perSecond,
+        met: run.result.perSecond >= 0.25 * run.beside!.perSecond,
         rateTarget: 3000,
       })
       // The latency a merchant sees at the target's rate: the same creates
@@ -363,13 +414,14 @@ async function runWebScenarios(processes: number) {
       // above keeps every connection busy, so its latency is the queue of 20
       // requests at the highest rate, not the time a create takes at this one
       // (docs/performance.md, "What is measured").
-      const offered = Math.round(0.25 * baseline.perSecond)
+      const offered = Math.round(0.25 * createBaseline.perSecond)
       await emptyPaymentOrders()
-      const paced = await measure('/payment/create-transfer', bodies.create, offered)
+      const paced = await measure('/payment/create-transfer', bodies.create, { rate: offered })
       rows.push({
         ...loadRow(
           `/payment/create-transfer offered at 25 % of the baseline's rate (${offered.toLocaleString('en')} req/s on a schedule), empty table`,
-          paced
+          paced,
+          createBaseline
         ),
         target: 'p99 ≤ 25 ms at the offered rate',
         met: paced.result.perSecond >= 0.98 * offered && paced.result.p99 <= 25,
@@ -408,17 +460,11 @@ async function runWebScenarios(processes: number) {
       })
     }
     if (SCENARIOS.has('balance')) {
-      // Its own baseline, right before it: minutes after the first one the
-      // machine's speed has drifted by more than the target's margin.
-      const beside =
-        SCENARIOS.has('create') || SCENARIOS.has('create-full')
-          ? await measureBaselineNow()
-          : baseline
-      const run = await measure('/balance', bodies.balance)
+      const run = await measure('/balance', bodies.balance, { beside: true })
       rows.push({
-        ...loadRow('/balance', run, beside),
-        target: '≥ 75 % of the baseline measured just before it',
-        met: run.result.perSecond >= 0.75 * beside.perSecond,
+        ...loadRow('/balance', run, run.beside),
+        target: '≥ 75 % of the baseline measured in turns with it',
+        met: run.result.perSecond >= 0.75 * run.beside!.perSecond,
       })
     }
     if (SCENARIOS.has('withdraw')) {
@@ -456,9 +502,9 @@ async function runWebScenarios(processes: number) {
   }
 }
 
-/** The bare baseline with `processes` processes, measured alone with the same loader. */
-async function measureBaseline(processes: number) {
-  const baseline = startTsChild('baseline', 'bench/baseline.ts', {
+/** The bare baseline with `processes` processes (bench/baseline.ts), listening. */
+async function startBaseline(processes: number) {
+  const child = startTsChild('baseline', 'bench/baseline.ts', {
     ...process.env,
     BASELINE_PORT: String(BASELINE_PORT),
     BASELINE_PROCESSES: String(processes),
@@ -472,19 +518,27 @@ async function measureBaseline(processes: number) {
     DB_DATABASE: databaseName,
   })
   try {
-    await waitUntilListening(BASELINE_PORT, baseline.exited)
-    const target = `https://127.0.0.1:${BASELINE_PORT}`
-    if (WARMUP > 0) await loadRun('/baseline', baselineBody, target, WARMUP)
-    const cpu = new CpuWatch(baseline)
-    const machine = new MachineCpu()
-    cpu.start()
-    machine.start()
-    const result = await loadRun('/baseline', baselineBody, target)
-    if (result.ok === 0) failed = true
-    return { ...result, cpuMs: cpu.stop(result.requests), machine: machine.stop(result.requests) }
-  } finally {
-    await baseline.stop()
+    await waitUntilListening(BASELINE_PORT, child.exited)
+  } catch (error) {
+    await child.stop()
+    throw error
   }
+  return { child, url: `https://127.0.0.1:${BASELINE_PORT}` }
+}
+
+type BareBaseline = Awaited<ReturnType<typeof startBaseline>>
+type BaselineRun = LoadResult & { cpuMs: number; machine: ReturnType<MachineCpu['stop']> }
+
+/** The bare baseline measured alone with the same loader, after its warm-up. */
+async function measureBaseline(bare: BareBaseline): Promise<BaselineRun> {
+  if (WARMUP > 0) await loadRun('/baseline', baselineBody, bare.url, WARMUP)
+  const cpu = new CpuWatch(bare.child)
+  const machine = new MachineCpu()
+  cpu.start()
+  machine.start()
+  const result = await loadRun('/baseline', baselineBody, bare.url)
+  if (result.ok === 0) failed = true
+  return { ...result, cpuMs: cpu.stop(result.requests), machine: machine.stop(result.requests) }
 }
 
 /* --- callbacks ---------------------------------------------------------------------- */

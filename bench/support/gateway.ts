@@ -250,7 +250,8 @@ export class RssWatch {
  * in alternating runs.
  */
 export class CpuWatch {
-  #start = 0
+  #spent = 0
+  #since?: number
   constructor(private child: Child) {}
 
   #seconds() {
@@ -258,11 +259,24 @@ export class CpuWatch {
   }
 
   start() {
-    this.#start = this.#seconds()
+    this.#spent = 0
+    this.#since = this.#seconds()
   }
 
-  /** Milliseconds of CPU per request since start(). */
+  /** Stops counting until resume(): a load measured in turns with another counts its turns only. */
+  pause() {
+    if (this.#since === undefined) return
+    this.#spent += this.#seconds() - this.#since
+    this.#since = undefined
+  }
+
+  resume() {
+    this.#since ??= this.#seconds()
+  }
+
+  /** Milliseconds of CPU per request counted since start(). */
   stop(requests: number) {
-    return requests > 0 ? ((this.#seconds() - this.#start) * 1000) / requests : 0
+    this.pause()
+    return requests > 0 ? (this.#spent * 1000) / requests : 0
   }
 }

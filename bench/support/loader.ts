@@ -42,23 +42,32 @@ export interface LoadResult {
   seconds: number
 }
 
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  let sequence = 0
+/** One run of autocannon, its result not yet summarised (so that runs can be added up). */
+interface Slice {
+  raw: any
+  refusals: string[]
+  /** Seconds the run lasted, by autocannon's clock. */
+  seconds: number
+}
+
+async function runSlice(options: LoadOptions, counter: { sequence: number }): Promise<Slice> {
   const refusals: string[] = []
   const started = performance.now()
-  const result = await autocannon({
+  const raw = await autocannon({
     url: options.url,
     connections: options.connections,
     duration: options.duration,
     amount: options.amount,
     overallRate: options.rate,
     timeout: 30,
+    // The histograms, not their percentiles: slices are added up in summarize().
+    skipAggregateResult: true,
     requests: [
       {
         method: 'POST',
         path: options.path,
         setupRequest: (request) => {
-          const body = options.body(sequence++)
+          const body = options.body(counter.sequence++)
           return {
             ...request,
             body,
@@ -74,24 +83,74 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         },
       },
     ],
-  })
-  const seconds = (performance.now() - started) / 1000
+  } as autocannon.Options)
+  return { raw, refusals, seconds: raw.duration || (performance.now() - started) / 1000 }
+}
+
+/** The slices of one load as one result: counts added, latencies from their merged histogram. */
+function summarize(slices: Slice[], options: LoadOptions): LoadResult {
+  // Exported by autocannon for adding up runs, though its types do not list it.
+  const { aggregateResult } = autocannon as unknown as {
+    aggregateResult(results: unknown[], options: object): autocannon.Result
+  }
+  const result = aggregateResult(
+    slices.map((slice) => slice.raw),
+    { url: options.url, connections: options.connections }
+  )
+  const seconds = slices.reduce((total, slice) => total + slice.seconds, 0)
   const statuses: Record<string, number> = {}
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
-    statuses[code] = stats.count ?? 0
+    statuses[code] = (stats as { count?: number }).count ?? 0
   }
   const ok = statuses['200'] ?? 0
   return {
     requests: result.requests.total,
     ok,
     // Answered 200 per second of the run: refusals and errors do not count.
-    perSecond: ok / (result.duration || seconds),
+    perSecond: ok / seconds,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors,
     timeouts: result.timeouts,
     statuses,
-    refusals,
+    refusals: slices.flatMap((slice) => slice.refusals).slice(0, 5),
     seconds,
   }
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  return summarize([await runSlice(options, { sequence: 0 })], options)
+}
+
+/** What to do around each of the second load's slices (start and stop its CPU watches). */
+export interface TurnHooks {
+  before?: (load: 'first' | 'second') => void
+  after?: (load: 'first' | 'second') => void
+}
+
+/**
+ * Two loads taking turns, `slices` times: the first for `seconds`, then the
+ * second for `seconds`, and so on; each's result over its own slices. The
+ * machine's speed drifts by a third within minutes here, by less within a few
+ * seconds: two loads measured in turns see the same machine, where two runs
+ * one after the other may not (docs/performance.md, "What is measured").
+ */
+export async function runInTurns(
+  first: LoadOptions,
+  second: LoadOptions,
+  slices: number,
+  seconds: number,
+  hooks: TurnHooks = {}
+) {
+  const done = { first: [] as Slice[], second: [] as Slice[] }
+  const counters = { first: { sequence: 0 }, second: { sequence: 0 } }
+  for (let i = 0; i < slices; i++) {
+    for (const load of ['first', 'second'] as const) {
+      const options = { ...(load === 'first' ? first : second), duration: seconds }
+      hooks.before?.(load)
+      done[load].push(await runSlice(options, counters[load]))
+      hooks.after?.(load)
+    }
+  }
+  return { first: summarize(done.first, first), second: summarize(done.second, second) }
 }

@@ -71,7 +71,9 @@ interface CpuSeconds {
  */
 export class MachineCpu {
   #servers = { mariadb: pidsNamed('mariadbd'), redis: pidsNamed('redis-server') }
-  #start?: CpuSeconds
+  #spent: CpuSeconds = { machine: 0, mariadb: 0, redis: 0, loader: 0 }
+  #since?: CpuSeconds
+  #started = false
 
   #read(): CpuSeconds {
     const of = (pids: number[]) => pids.reduce((total, pid) => total + procCpuSeconds(pid), 0)
@@ -85,16 +87,28 @@ export class MachineCpu {
   }
 
   start() {
-    this.#start = this.#read()
+    this.#spent = { machine: 0, mariadb: 0, redis: 0, loader: 0 }
+    this.#started = true
+    this.#since = this.#read()
   }
 
-  /** Milliseconds of CPU per request since start(), by part. */
-  stop(requests: number): CpuSeconds {
-    if (!this.#start) throw new Error('MachineCpu.stop() without start()')
+  /** Stops counting until resume(): a load measured in turns with another counts its turns only. */
+  pause() {
+    if (!this.#since) return
     const now = this.#read()
-    const start = this.#start
-    const per = (key: keyof CpuSeconds) =>
-      requests > 0 ? ((now[key] - start[key]) * 1000) / requests : 0
+    for (const key of KEYS) this.#spent[key] += now[key] - this.#since[key]
+    this.#since = undefined
+  }
+
+  resume() {
+    this.#since ??= this.#read()
+  }
+
+  /** Milliseconds of CPU per request counted since start(), by part. */
+  stop(requests: number): CpuSeconds {
+    if (!this.#started) throw new Error('MachineCpu.stop() without start()')
+    this.pause()
+    const per = (key: keyof CpuSeconds) => (requests > 0 ? (this.#spent[key] * 1000) / requests : 0)
     return {
       machine: per('machine'),
       mariadb: per('mariadb'),
@@ -103,6 +117,8 @@ export class MachineCpu {
     }
   }
 }
+
+const KEYS = ['machine', 'mariadb', 'redis', 'loader'] as const
 
 /** "3.10 ms (MariaDB 0.90, Redis 0.10, loader 0.40)" */
 export function machineCpuText(cpu: CpuSeconds) {
