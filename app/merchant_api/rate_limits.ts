@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 import { GatewayError } from '#exceptions/gateway_error'
 import { redisUsable } from '#core/redis'
 import { unmapIpv4 } from '#merchants/ip_whitelist'
+import { WindowLeases } from '#merchant_api/window_leases'
 
 export interface RateLimitSettings {
   /** Requests per second per merchant (a merchant's own api_rate_limit overrides it). */
@@ -27,6 +28,12 @@ export class RateLimitedError extends GatewayError {
 
 /** A Redis limiter and its in-memory stand-in for when Redis cannot answer. */
 type Limiter = RateLimiterRedis & { insurance: RateLimiterMemory }
+
+/** A request limit: leases of its Redis window, and the in-memory stand-in. */
+interface RequestLimiter {
+  leases: WindowLeases
+  insurance: RateLimiterMemory
+}
 
 /** Limits count over 10-second windows: a burst is fine, a sustained flood is not. */
 const WINDOW_SECONDS = 10
@@ -78,9 +85,11 @@ export interface AuthFailure {
 
 /**
  * Request rate limits of the merchant API, counted in Redis so that every web
- * process shares them (rate-limiter-flexible, the library @adonisjs/limiter
- * is built on). While Redis is unreachable each process counts on its own in
- * memory instead: limits stay on, only less exact.
+ * process shares them: requests per address and per merchant in leases of
+ * their windows (window_leases.ts), failed authentications one by one
+ * (rate-limiter-flexible, the library @adonisjs/limiter is built on). While
+ * Redis is unreachable each process counts on its own in memory instead:
+ * limits stay on, only less exact.
  *
  * Failed authentications are counted per source address and per existing
  * merchant_id, but they never refuse a request that authenticates: a request
@@ -88,6 +97,7 @@ export interface AuthFailure {
  */
 export class MerchantRateLimits {
   #limiters = new Map<string, Limiter>()
+  #requestLimiters = new Map<string, RequestLimiter>()
 
   constructor(
     private redis: Redis,
@@ -97,7 +107,7 @@ export class MerchantRateLimits {
   /** Before anything touches the database: floods from one address stop here. */
   async checkIp(ip: string) {
     await this.#consume(
-      this.#limiter('ip', this.settings.perIp * WINDOW_SECONDS, WINDOW_SECONDS),
+      this.#requestLimiter('ip', this.settings.perIp),
       ip,
       `more than ${this.settings.perIp} requests per second from this address`
     )
@@ -166,21 +176,60 @@ export class MerchantRateLimits {
   async checkMerchant(merchantId: string, ownLimit: number | null) {
     const perSecond = ownLimit ?? this.settings.perMerchant
     await this.#consume(
-      this.#limiter('merchant', perSecond * WINDOW_SECONDS, WINDOW_SECONDS),
+      this.#requestLimiter('merchant', perSecond),
       merchantId,
       `more than ${perSecond} requests per second for this merchant`
     )
   }
 
-  /** Consumes a point; 429 in the envelope when over the limit. */
-  async #consume(limiter: Limiter, key: string, reason: string) {
-    const counter = await this.#counter(limiter)
+  /**
+   * Spends a point of the key's window, from this process's lease
+   * (window_leases.ts), or from its own memory while Redis cannot answer;
+   * 429 in the envelope when the window is spent.
+   */
+  async #consume(limiter: RequestLimiter, key: string, reason: string) {
+    let msBeforeNext: number | null
     try {
-      await counter.consume(key, 1)
-    } catch (outcome) {
-      if (!(outcome instanceof RateLimiterRes)) return // no store could answer: let it through
-      throw new RateLimitedError(reason, Math.max(1, Math.ceil(outcome.msBeforeNext / 1000)))
+      msBeforeNext = (await redisUsable(this.redis))
+        ? await limiter.leases.consume(key)
+        : await this.#fromMemory(limiter.insurance, key)
+    } catch {
+      msBeforeNext = await this.#fromMemory(limiter.insurance, key)
     }
+    if (msBeforeNext !== null) {
+      throw new RateLimitedError(reason, Math.max(1, Math.ceil(msBeforeNext / 1000)))
+    }
+  }
+
+  /** The same count in this process's memory: null when allowed, else ms until the window ends. */
+  async #fromMemory(memory: RateLimiterMemory, key: string) {
+    try {
+      await memory.consume(key, 1)
+      return null
+    } catch (outcome) {
+      return outcome instanceof RateLimiterRes ? outcome.msBeforeNext : null
+    }
+  }
+
+  /** A request limit of `perSecond`, counted over WINDOW_SECONDS windows. */
+  #requestLimiter(name: 'ip' | 'merchant', perSecond: number): RequestLimiter {
+    const points = perSecond * WINDOW_SECONDS
+    const id = `${name}:${points}`
+    let limiter = this.#requestLimiters.get(id)
+    if (!limiter) {
+      // The limit is part of the key: processes with another setting never share a counter.
+      const options = {
+        keyPrefix: `gw:rl:${name}:${points}:${WINDOW_SECONDS}`,
+        points,
+        duration: WINDOW_SECONDS,
+      }
+      limiter = {
+        leases: new WindowLeases(this.redis, options),
+        insurance: new RateLimiterMemory(options),
+      }
+      this.#requestLimiters.set(id, limiter)
+    }
+    return limiter
   }
 
   /** While Redis is away, count in this process's memory without waiting for it. */
@@ -189,10 +238,11 @@ export class MerchantRateLimits {
   }
 
   /**
-   * `blockDuration`: the first point past the limit blocks the key for that
-   * long (seconds); the count goes on, and is what operators see.
+   * A failure counter. `blockDuration`: the first point past the limit
+   * blocks the key for that long (seconds); the count goes on, and is what
+   * operators see.
    */
-  #limiter(name: string, points: number, duration: number, blockDuration = 0) {
+  #limiter(name: string, points: number, duration: number, blockDuration: number) {
     const id = `${name}:${points}:${duration}:${blockDuration}`
     let limiter = this.#limiters.get(id)
     if (!limiter) {
