@@ -39,10 +39,14 @@ export class WindowLeases {
    * milliseconds until the window ends. Throws when Redis does not answer.
    */
   async consume(key: string): Promise<number | null> {
-    let window = this.#windows.get(key)
+    let window: Window | undefined
     for (;;) {
       const now = this.now()
-      if (!window || window.endsAt <= now) window = this.#open(key)
+      if (!window || window.endsAt <= now) {
+        // Another request may have opened the next window while this one waited.
+        const current = this.#windows.get(key)
+        window = current && current.endsAt > now ? current : this.#open(key)
+      }
       if (window.left > 0) {
         window.left--
         window.spent++
@@ -58,8 +62,9 @@ export class WindowLeases {
         }
         continue
       }
-      window.pending = this.#lease(key, window).finally(() => (window!.pending = undefined))
-      await window.pending
+      const leased = window
+      leased.pending = this.#lease(key, leased).finally(() => (leased.pending = undefined))
+      await leased.pending
     }
   }
 

@@ -125,6 +125,20 @@ test.group('request rate limits in leases of their window', (group) => {
     assert.isAbove(await redis.pttl(`${prefix}:M4`), 9_000)
   })
 
+  test('requests that waited across the end of a window share the next one', async ({ assert }) => {
+    let clock = 1_000_000
+    const limiter = leases(1000, () => clock)
+    // The first lease of the window is in flight, four requests wait for it …
+    const outcomes = Array.from({ length: 5 }, () => limiter.consume('M6'))
+    // … and the window ends before Redis answers.
+    clock += 10_001
+    assert.deepEqual(await Promise.all(outcomes), [null, null, null, null, null])
+    // The one that leased first opens the next window; the four join it and
+    // share one lease, instead of each opening a window of its own.
+    assert.equal(leaseCalls, 3)
+    assert.equal(await redis.get(`${prefix}:M6`), '6')
+  })
+
   test('a key that Redis cannot count throws, and the next request asks again', async ({
     assert,
   }) => {
