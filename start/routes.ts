@@ -4,6 +4,8 @@
 | which the router cannot list) is answered 405 by the exception handler.
 */
 import router from '@adonisjs/core/services/router'
+import app from '@adonisjs/core/services/app'
+import type { HttpContext } from '@adonisjs/core/http'
 import { adminStack, middleware } from '#start/kernel'
 import '#merchant_api/context'
 import type { ReplayProtection } from '#merchant_api/middleware/merchant_auth_middleware'
@@ -30,17 +32,36 @@ router.get('/sandbox/provider/:reference', ({ params, view }) =>
   view.render('sandbox/provider', { reference: String(params.reference).slice(0, 64) })
 )
 
+/** A controller of the merchant API, imported on first use, and its methods that handle a request. */
+type LazyController<C> = () => Promise<{ default: new (...args: any[]) => C }>
+type HandlerOf<C> = {
+  [K in keyof C]: C[K] extends (ctx: HttpContext) => unknown ? K : never
+}[keyof C]
+
 /**
  * `replay`: what the same bytes sent again get (see ReplayProtection):
  * state-changing endpoints run a request once and answer it the same way
  * every time; reads are not guarded.
+ *
+ * The controllers of the merchant API hold no request's state (nor do their
+ * actions): the container makes each one once per process, on its first
+ * request, and the route calls that instance. Given as `[Controller,
+ * 'method']`, a controller would be made again, with its dependencies, by
+ * the container on every request (docs/performance.md).
  */
-function merchantEndpoint(
+function merchantEndpoint<C>(
   path: string,
-  handler: Parameters<typeof router.post>[1],
+  [controller, method]: [LazyController<C>, HandlerOf<C>],
   replay: ReplayProtection
 ) {
-  router.post(path, handler).use(middleware.merchantApi({ replay }))
+  let instance: Promise<C> | undefined
+  router
+    .post(path, async (ctx: HttpContext) => {
+      instance ??= controller().then(({ default: Controller }) => app.container.make(Controller))
+      const target = await instance
+      return (target[method] as (ctx: HttpContext) => unknown).call(target, ctx)
+    })
+    .use(middleware.merchantApi({ replay }))
 }
 
 merchantEndpoint('/balance', [BalanceController, 'handle'], 'off')
