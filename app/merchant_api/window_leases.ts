@@ -24,6 +24,7 @@ import type { Redis } from 'ioredis'
  */
 export class WindowLeases {
   #windows = new Map<string, Window>()
+  #nextSweepAt = 0
 
   constructor(
     private redis: Redis,
@@ -89,7 +90,12 @@ export class WindowLeases {
   }
 
   #open(key: string) {
-    if (this.#windows.size >= SWEEP_AT) this.#sweep()
+    // At most once a window's length: with SWEEP_AT keys still live, a
+    // sweep on every new key would read the whole map on the request path.
+    if (this.#windows.size >= SWEEP_AT && this.now() >= this.#nextSweepAt) {
+      this.#nextSweepAt = this.now() + this.options.duration * 1000
+      this.#sweep()
+    }
     const window: Window = { endsAt: Infinity, left: 0, spent: 0, waiting: 0, refused: false }
     // Past the bound (a flood from many addresses), windows are not kept:
     // each request then leases its one point, as if counted point by point.
