@@ -52,7 +52,8 @@ type HandlerOf<C> = {
 function merchantEndpoint<C>(
   path: string,
   [controller, method]: [LazyController<C>, HandlerOf<C>],
-  replay: ReplayProtection
+  replay: ReplayProtection,
+  name: string
 ) {
   let instance: Promise<C> | undefined
   router
@@ -62,18 +63,50 @@ function merchantEndpoint<C>(
       return (target[method] as (ctx: HttpContext) => unknown).call(target, ctx)
     })
     .use(middleware.merchantApi({ replay }))
+    // A closure gets no name of its own: the one its controller's method gave it.
+    .as(name)
 }
 
-merchantEndpoint('/balance', [BalanceController, 'handle'], 'off')
-merchantEndpoint('/payment/create', [PaymentsController, 'create'], 'once')
-merchantEndpoint('/payment/create-transfer', [PaymentsController, 'createTransfer'], 'once')
-merchantEndpoint('/payment/create-flex', [PaymentsController, 'createFlex'], 'once')
-merchantEndpoint('/payment/query', [PaymentsController, 'query'], 'off')
-merchantEndpoint('/withdraw/create', [PayoutsController, 'createWithdraw'], 'once')
-merchantEndpoint('/withdraw/query', [PayoutsController, 'queryWithdraw'], 'off')
-merchantEndpoint('/thb-settlement/create', [PayoutsController, 'createSettlement'], 'once')
-merchantEndpoint('/thb-settlement/query', [PayoutsController, 'querySettlement'], 'off')
-merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'once-read-first')
+merchantEndpoint('/balance', [BalanceController, 'handle'], 'off', 'balance')
+merchantEndpoint('/payment/create', [PaymentsController, 'create'], 'once', 'payments.create')
+merchantEndpoint(
+  '/payment/create-transfer',
+  [PaymentsController, 'createTransfer'],
+  'once',
+  'payments.create_transfer'
+)
+merchantEndpoint(
+  '/payment/create-flex',
+  [PaymentsController, 'createFlex'],
+  'once',
+  'payments.create_flex'
+)
+merchantEndpoint('/payment/query', [PaymentsController, 'query'], 'off', 'payments.query')
+merchantEndpoint(
+  '/withdraw/create',
+  [PayoutsController, 'createWithdraw'],
+  'once',
+  'payouts.create_withdraw'
+)
+merchantEndpoint(
+  '/withdraw/query',
+  [PayoutsController, 'queryWithdraw'],
+  'off',
+  'payouts.query_withdraw'
+)
+merchantEndpoint(
+  '/thb-settlement/create',
+  [PayoutsController, 'createSettlement'],
+  'once',
+  'payouts.create_settlement'
+)
+merchantEndpoint(
+  '/thb-settlement/query',
+  [PayoutsController, 'querySettlement'],
+  'off',
+  'payouts.query_settlement'
+)
+merchantEndpoint('/slip/upload', [SlipsController, 'upload'], 'once-read-first', 'slips.upload')
 
 /*
 | Back-office. Its own middleware stack (forms, session, CSRF, auth, roles);

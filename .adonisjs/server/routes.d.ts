@@ -8,6 +8,16 @@ export type ScannedRoutes = {
     'payment_page.show': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.status': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
     'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'balance': { paramsTuple?: []; params?: {} }
+    'payments.create': { paramsTuple?: []; params?: {} }
+    'payments.create_transfer': { paramsTuple?: []; params?: {} }
+    'payments.create_flex': { paramsTuple?: []; params?: {} }
+    'payments.query': { paramsTuple?: []; params?: {} }
+    'payouts.create_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.create_settlement': { paramsTuple?: []; params?: {} }
+    'payouts.query_settlement': { paramsTuple?: []; params?: {} }
+    'slips.upload': { paramsTuple?: []; params?: {} }
     'assets.stylesheet': { paramsTuple?: []; params?: {} }
     'assets.script': { paramsTuple: [ParamValue]; params: {'file': ParamValue} }
     'session.show_login': { paramsTuple?: []; params?: {} }
@@ -228,6 +238,16 @@ export type ScannedRoutes = {
   }
   POST: {
     'payment_page.upload_slip': { paramsTuple: [ParamValue]; params: {'uuid': ParamValue} }
+    'balance': { paramsTuple?: []; params?: {} }
+    'payments.create': { paramsTuple?: []; params?: {} }
+    'payments.create_transfer': { paramsTuple?: []; params?: {} }
+    'payments.create_flex': { paramsTuple?: []; params?: {} }
+    'payments.query': { paramsTuple?: []; params?: {} }
+    'payouts.create_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.query_withdraw': { paramsTuple?: []; params?: {} }
+    'payouts.create_settlement': { paramsTuple?: []; params?: {} }
+    'payouts.query_settlement': { paramsTuple?: []; params?: {} }
+    'slips.upload': { paramsTuple?: []; params?: {} }
     'session.login': { paramsTuple?: []; params?: {} }
     'session.second_factor': { paramsTuple?: []; params?: {} }
     'session.enrol': { paramsTuple?: []; params?: {} }
