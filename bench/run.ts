@@ -333,7 +333,6 @@ async function webScenarios(processes: number, bare: BareBaseline) {
         loadOptions('/baseline', baselineBody, bare.url, DURATION / SLICES),
         loadOptions(path, body, url, DURATION / SLICES, options.rate),
         SLICES,
-        DURATION / SLICES,
         {
           before: (load) => watches[load].forEach((watch) => watch.resume()),
           after: (load) => watches[load].forEach((watch) => watch.pause()),

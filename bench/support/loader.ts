@@ -122,15 +122,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return summarize([await runSlice(options, { sequence: 0 })], options)
 }
 
-/** What to do around each of the second load's slices (start and stop its CPU watches). */
+/** What to do around each load's slices (start and stop its CPU watches). */
 export interface TurnHooks {
   before?: (load: 'first' | 'second') => void
   after?: (load: 'first' | 'second') => void
 }
 
 /**
- * Two loads taking turns, `slices` times: the first for `seconds`, then the
- * second for `seconds`, and so on; each's result over its own slices. The
+ * Two loads taking turns, `slices` times: the first for its `duration`, then
+ * the second for its own, and so on; each's result over its own slices. The
  * machine's speed drifts by a third within minutes here, by less within a few
  * seconds: two loads measured in turns see the same machine, where two runs
  * one after the other may not (docs/performance.md, "What is measured").
@@ -139,16 +139,14 @@ export async function runInTurns(
   first: LoadOptions,
   second: LoadOptions,
   slices: number,
-  seconds: number,
   hooks: TurnHooks = {}
 ) {
   const done = { first: [] as Slice[], second: [] as Slice[] }
   const counters = { first: { sequence: 0 }, second: { sequence: 0 } }
   for (let i = 0; i < slices; i++) {
     for (const load of ['first', 'second'] as const) {
-      const options = { ...(load === 'first' ? first : second), duration: seconds }
       hooks.before?.(load)
-      done[load].push(await runSlice(options, counters[load]))
+      done[load].push(await runSlice(load === 'first' ? first : second, counters[load]))
       hooks.after?.(load)
     }
   }
