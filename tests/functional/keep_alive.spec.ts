@@ -48,9 +48,14 @@ function nodeAgentClient(baseUrl: string, options: { timeout?: number } = {}, ag
     ...options,
   })
   const url = new URL(baseUrl)
+  // A new connection is a socket this client has not used before. The agent's
+  // `reusedSocket` is false also for a request that waited in the agent's
+  // queue and then got the same socket back, which depends on timing.
+  let lastSocket: Socket | undefined
   const client: Client = {
     send: (body, signature) =>
       new Promise((resolve) => {
+        let newConnection = true
         const req = request(
           {
             host: url.hostname,
@@ -70,19 +75,21 @@ function nodeAgentClient(baseUrl: string, options: { timeout?: number } = {}, ag
             res.on('end', () =>
               resolve({
                 ok: res.statusCode === 200,
-                newConnection: !req.reusedSocket,
+                newConnection,
                 detail: `${res.statusCode} ${text.slice(0, 200)}`,
               })
             )
-            res.on('error', (error) =>
-              resolve({ ok: false, newConnection: !req.reusedSocket, detail: String(error) })
-            )
+            res.on('error', (error) => resolve({ ok: false, newConnection, detail: String(error) }))
           }
         )
+        req.on('socket', (socket: Socket) => {
+          newConnection = socket !== lastSocket
+          lastSocket = socket
+        })
         req.on('error', (error: NodeJS.ErrnoException) =>
           resolve({
             ok: false,
-            newConnection: !req.reusedSocket,
+            newConnection,
             detail: `${error.code} ${error.message}`,
           })
         )
