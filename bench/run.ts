@@ -302,7 +302,7 @@ async function webScenarios(processes: number, bare: BareBaseline) {
   let workerPeak = 0
 
   /**
-   * One measured run. `rate`: requests offered per second on a schedule
+   * One measured run. `rate`: requests offered per second on an even schedule
    * (runLoad). `beside`: measured in SLICES turns with the bare baseline
    * (runInTurns), which it returns as `beside`; the CPU and machine figures
    * of each count their own turns only.
@@ -409,7 +409,7 @@ async function webScenarios(processes: number, bare: BareBaseline) {
         rateTarget: 3000,
       })
       // The latency a merchant sees at the target's rate: the same creates
-      // offered at a quarter of the baseline's rate on a schedule. The run
+      // offered at a quarter of the baseline's rate on an even schedule. The run
       // above keeps every connection busy, so its latency is the queue of 20
       // requests at the highest rate, not the time a create takes at this one
       // (docs/performance.md, "What is measured").

@@ -1,10 +1,13 @@
 /*
-| The HTTP loader of `npm run bench`: autocannon, keep-alive connections over
-| HTTPS, every request built and signed just before it is sent (a fresh body:
-| the same signed bytes twice would get the first answer, not run).
+| The HTTP loader of `npm run bench`: keep-alive connections over HTTPS, every
+| request built and signed just before it is sent (a fresh body: the same
+| signed bytes twice would get the first answer, not run). As fast as the
+| connections go: autocannon. At a rate: requests due on an even schedule,
+| sent whether or not the earlier ones were answered (runPaced).
 */
 import autocannon from 'autocannon'
 import { createHmac } from 'node:crypto'
+import { Agent, request as httpsRequest } from 'node:https'
 
 export interface LoadOptions {
   /** https://127.0.0.1:port */
@@ -19,11 +22,11 @@ export interface LoadOptions {
   duration?: number
   amount?: number
   /**
-   * Requests per second offered over all connections, on a schedule; none:
-   * each connection sends its next request as soon as the last is answered.
-   * Latencies are then counted from when each request was due, not sent
-   * (autocannon's correction for coordinated omission), so a slow answer
-   * also counts against the requests it held back.
+   * Requests per second offered over all connections, on an even schedule
+   * (runPaced); none: each connection sends its next request as soon as the
+   * last is answered. Latencies are then counted from when each request was
+   * due, not sent, so a slow answer also counts against the requests it held
+   * back.
    */
   rate?: number
 }
@@ -51,6 +54,7 @@ interface Slice {
 }
 
 async function runSlice(options: LoadOptions, counter: { sequence: number }): Promise<Slice> {
+  if (options.rate) throw new Error('a load at a rate runs alone (runLoad), not in slices')
   const refusals: string[] = []
   const started = performance.now()
   const raw = await autocannon({
@@ -58,7 +62,6 @@ async function runSlice(options: LoadOptions, counter: { sequence: number }): Pr
     connections: options.connections,
     duration: options.duration,
     amount: options.amount,
-    overallRate: options.rate,
     timeout: 30,
     // The histograms, not their percentiles: slices are added up in summarize().
     skipAggregateResult: true,
@@ -119,7 +122,117 @@ function summarize(slices: Slice[], options: LoadOptions): LoadResult {
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  if (options.rate) return runPaced(options as LoadOptions & { rate: number })
   return summarize([await runSlice(options, { sequence: 0 })], options)
+}
+
+/**
+ * Requests offered at `rate` per second on an even schedule (request n is due
+ * at n ÷ rate seconds), on at most `connections` keep-alive connections: a
+ * request due while all of them wait for answers waits for the first free
+ * one, and its latency is counted from when it was due (no coordinated
+ * omission). autocannon's `overallRate` is not that: each of its connections
+ * sends its share of a second's requests back to back as soon as the second
+ * starts, then waits for the next second, so its "rate" is bursts of the
+ * closed loop.
+ */
+async function runPaced(options: LoadOptions & { rate: number }): Promise<LoadResult> {
+  const target = new URL(options.url)
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: options.connections,
+    scheduling: 'fifo',
+    rejectUnauthorized: false,
+  })
+  const total = Math.round(options.rate * (options.duration ?? 10))
+  const latencies: number[] = []
+  const statuses: Record<string, number> = {}
+  const refusals: string[] = []
+  let errors = 0
+  let timeouts = 0
+  let lastAnswer = 0
+
+  const send = (n: number, due: number) =>
+    new Promise<void>((resolve) => {
+      const body = options.body(n)
+      const done = (status: string, text = '') => {
+        const now = performance.now()
+        lastAnswer = Math.max(lastAnswer, now)
+        statuses[status] = (statuses[status] ?? 0) + 1
+        if (status === '200') latencies.push(now - due)
+        else if (refusals.length < 5) refusals.push(`${status} ${text.slice(0, 200)}`)
+        resolve()
+      }
+      const req = httpsRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: options.path,
+          method: 'POST',
+          agent,
+          timeout: 30_000,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'x-signature': createHmac('sha256', options.secret).update(body).digest('hex'),
+          },
+        },
+        (res) => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (chunk: string) => (text += chunk))
+          res.on('end', () => done(String(res.statusCode), text))
+        }
+      )
+      req.on('timeout', () => {
+        timeouts++
+        req.destroy(new Error('timeout'))
+      })
+      req.on('error', () => {
+        errors++
+        resolve()
+      })
+      req.end(body)
+    })
+
+  const started = performance.now()
+  const pending: Promise<void>[] = []
+  await new Promise<void>((resolve) => {
+    let sent = 0
+    const pump = () => {
+      const elapsed = performance.now() - started
+      const due = Math.min(total, Math.floor((elapsed * options.rate) / 1000) + 1)
+      while (sent < due) {
+        pending.push(send(sent, started + (sent * 1000) / options.rate))
+        sent++
+      }
+      if (sent >= total) return resolve()
+      setTimeout(pump, Math.max(0, started + (sent * 1000) / options.rate - performance.now()))
+    }
+    pump()
+  })
+  await Promise.all(pending)
+  agent.destroy()
+
+  latencies.sort((a, b) => a - b)
+  const percentile = (q: number) =>
+    latencies.length
+      ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]
+      : 0
+  const ok = statuses['200'] ?? 0
+  const seconds = Math.max(total / options.rate, (lastAnswer - started) / 1000)
+  return {
+    requests: total,
+    ok,
+    perSecond: ok / seconds,
+    p50: Math.round(10 * percentile(0.5)) / 10,
+    p99: Math.round(10 * percentile(0.99)) / 10,
+    errors,
+    timeouts,
+    statuses,
+    refusals,
+    seconds,
+  }
 }
 
 /** What to do around each load's slices (start and stop its CPU watches). */
