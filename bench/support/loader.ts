@@ -53,6 +53,11 @@ interface Slice {
   seconds: number
 }
 
+/** X-SIGNATURE as a merchant computes it: HMAC-SHA256 hex of the raw body. */
+function signature(secret: string, body: string) {
+  return createHmac('sha256', secret).update(body).digest('hex')
+}
+
 async function runSlice(options: LoadOptions, counter: { sequence: number }): Promise<Slice> {
   if (options.rate) throw new Error('a load at a rate runs alone (runLoad), not in slices')
   const refusals: string[] = []
@@ -76,7 +81,7 @@ async function runSlice(options: LoadOptions, counter: { sequence: number }): Pr
             body,
             headers: {
               'content-type': 'application/json',
-              'x-signature': createHmac('sha256', options.secret).update(body).digest('hex'),
+              'x-signature': signature(options.secret, body),
             },
           }
         },
@@ -174,7 +179,7 @@ async function runPaced(options: LoadOptions & { rate: number }): Promise<LoadRe
           headers: {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
-            'x-signature': createHmac('sha256', options.secret).update(body).digest('hex'),
+            'x-signature': signature(options.secret, body),
           },
         },
         (res) => {
